@@ -44,7 +44,7 @@ struct result {
   std::string validation = "n/a";  // "pass", "FAIL: ...", "n/a"
   std::optional<double> baseline_ms;  // the reference's (CUB's) median on the same input
   [[nodiscard]] double gbps() const { return time.median_ms > 0 ? bytes / (time.median_ms * 1e6) : 0; }
-  [[nodiscard]] double items_per_second() const { return time.median_ms > 0 ? n / (time.median_ms * 1e-3) : 0; }
+  [[nodiscard]] double items_per_second() const { return time.median_ms > 0 ? static_cast<double>(n) / (time.median_ms * 1e-3) : 0; }
   // > 1 means faster than the baseline.
   [[nodiscard]] std::optional<double> speedup() const {
     if (!baseline_ms || time.median_ms <= 0) return std::nullopt;

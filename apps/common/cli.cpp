@@ -1,0 +1,185 @@
+#include "common/cli.hpp"
+
+#include "common/bench.hpp"
+#include "common/dataset.hpp"
+#include "common/gpu.hpp"
+#include "common/npy.hpp"
+
+#include <scanlab/error.hpp>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <cmath>
+#include <iostream>
+#include <limits>
+
+namespace scanlab::cli {
+
+std::int64_t parse_count(const std::string& text) {
+  const auto bad = [&] {
+    return std::invalid_argument("'" + text + "' is not an element count (examples: 1000, 1e9, 2^28, 16M, 1G)");
+  };
+  if (text.empty()) throw bad();
+  if (const auto caret = text.find('^'); caret != std::string::npos) {
+    std::int64_t base = 0, exponent = 0;
+    const auto* end = text.data() + text.size();
+    const auto [base_end, base_ec] = std::from_chars(text.data(), text.data() + caret, base);
+    const auto [exp_end, exp_ec] = std::from_chars(text.data() + caret + 1, end, exponent);
+    if (base_ec != std::errc() || base_end != text.data() + caret || exp_ec != std::errc() || exp_end != end ||
+        base < 0 || exponent < 0) {
+      throw bad();
+    }
+    const double value = std::pow(static_cast<double>(base), static_cast<double>(exponent));
+    if (value > 9.2e18) throw bad();
+    std::int64_t result = 1;
+    for (std::int64_t i = 0; i < exponent; ++i) result *= base;
+    return result;
+  }
+  std::int64_t multiplier = 1;
+  std::string digits = text;
+  switch (text.back()) {
+    case 'K': case 'k': multiplier = std::int64_t{1} << 10; digits.pop_back(); break;
+    case 'M': case 'm': multiplier = std::int64_t{1} << 20; digits.pop_back(); break;
+    case 'G': case 'g': multiplier = std::int64_t{1} << 30; digits.pop_back(); break;
+    default: break;
+  }
+  if (digits.empty()) throw bad();
+  std::int64_t integer = 0;
+  const auto* end = digits.data() + digits.size();
+  if (auto [ptr, ec] = std::from_chars(digits.data(), end, integer); ec == std::errc() && ptr == end) {
+    if (integer < 0 || integer > std::numeric_limits<std::int64_t>::max() / multiplier) throw bad();
+    return integer * multiplier;
+  }
+  double real = 0;  // 1e9, 2.5e6
+  if (auto [ptr, ec] = std::from_chars(digits.data(), end, real); ec != std::errc() || ptr != end) throw bad();
+  const double value = real * static_cast<double>(multiplier);
+  if (!(value >= 0) || value > 9.2e18 || value != std::floor(value)) throw bad();
+  return static_cast<std::int64_t>(value);
+}
+
+app::app(std::string name, std::string description, defaults d, bool dataset_options)
+    : name_(std::move(name)), defaults_(d), parser_(std::move(description), name_) {
+  auto& o = options_;
+  parser_.set_version_flag("--version", name_ + " (scanlab) " + SCANLAB_VERSION);
+  if (dataset_options) add_dataset_options();
+  parser_.add_option("--repeat", o.repeat, "Timed runs per measurement (at least 10)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  parser_.add_option("--device", o.device, "CUDA device ordinal")->check(CLI::Range(0, 1023))->capture_default_str();
+  parser_.add_option("--json", o.json, "Write a machine-readable report (JSON) here");
+  parser_.add_flag("-v,--verbose", o.verbose, "More log output");
+  parser_.add_flag("-q,--quiet", o.quiet, "Only errors and the result");
+  parser_.footer("Exit codes: 0 success, 1 error, 2 bad command line, 3 no usable GPU.");
+}
+
+void app::add_dataset_options() {
+  auto& o = options_;
+  parser_.add_option("-i,--input", o.input,
+                     "Input dataset: .npy, raw binary (.bin/.raw/.dat, needs --dtype) or text (.txt/.csv/.tsv)")
+      ->check(CLI::ExistingFile);
+  parser_.add_option("-o,--output", o.output, "Write the result here (.npy, .bin, .txt)");
+  parser_.add_option("--generate", generate_text_,
+                     "Generate the input instead of reading one: " + gen::distribution_choices() +
+                         " (default: " + std::string(gen::name(defaults_.dist)) + ")");
+  parser_.add_option("--n", count_text_,
+                     "Elements to generate, e.g. 1000, 1e9, 2^28, 16M (default: " + std::to_string(defaults_.n) + ")");
+  parser_.add_option("--dtype", o.dtype,
+                     "Element type (" + io::dtype_choices() + "; default " + std::string(io::name(defaults_.type)) +
+                         "); also the type of raw binary input");
+  parser_.add_option("--seed", o.seed, "Seed of the generated input")->capture_default_str();
+  parser_.add_option("--column", o.column, "Text/CSV input: column name or 0-based index (default: the first)");
+  parser_.add_flag("--validate", o.validate, "Check the result against a CPU reference and CUB");
+  parser_.add_flag("--bench", o.bench, "Time scanlab against CUB (median of --repeat runs, L2 flushed)");
+}
+
+int app::run(int argc, char** argv, const std::function<int()>& body) {
+  try {
+    parser_.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return parser_.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    parser_.exit(e);
+    return exit_usage;
+  }
+  spdlog::drop(name_);
+  auto logger = spdlog::stderr_color_mt(name_);
+  logger->set_pattern("%n: %^%l%$: %v");
+  logger->set_level(options_.quiet ? spdlog::level::warn
+                    : options_.verbose ? spdlog::level::debug
+                                       : spdlog::level::info);
+  spdlog::set_default_logger(logger);
+  try {
+    if (!count_text_.empty()) options_.n = parse_count(count_text_);
+    options_.generate = generate_text_;
+    return body();
+  } catch (const no_gpu_error& e) {
+    std::cerr << name_ << ": " << e.what() << '\n';
+    return exit_no_gpu;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << name_ << ": error: " << e.what() << '\n';
+    return exit_usage;
+  } catch (const std::exception& e) {
+    std::cerr << name_ << ": error: " << e.what() << '\n';
+    return exit_error;
+  }
+}
+
+io::dtype app::chosen_dtype() const {
+  if (options_.dtype.empty()) return defaults_.type;
+  if (auto t = io::parse_dtype(options_.dtype)) return *t;
+  throw std::invalid_argument("--dtype '" + options_.dtype + "': choose one of " + io::dtype_choices());
+}
+
+io::host_array app::load_file(const std::string& path, std::optional<io::dtype> type) const {
+  io::read_options read;
+  if (!options_.dtype.empty()) read.type = chosen_dtype();
+  read.column = options_.column;
+  io::host_array array = io::read_dataset(path, read);
+  spdlog::debug("read {}: {} x {}", path, array.size(), io::name(array.type()));
+  if (type && array.type() != *type) array = io::convert(array, *type);
+  return array;
+}
+
+io::host_array app::load_input(std::optional<io::dtype> type) const {
+  if (!options_.input.empty()) {
+    if (!options_.generate.empty()) throw std::invalid_argument("give either --input or --generate, not both");
+    return load_file(options_.input, type);
+  }
+  gen::spec spec;
+  spec.dist = defaults_.dist;
+  if (!options_.generate.empty()) {
+    auto dist = gen::parse_distribution(options_.generate);
+    if (!dist) {
+      throw std::invalid_argument("--generate '" + options_.generate + "': choose one of " + gen::distribution_choices());
+    }
+    spec.dist = *dist;
+  }
+  spec.seed = options_.seed;
+  const std::int64_t n = options_.n > 0 || !count_text_.empty() ? options_.n : defaults_.n;
+  const io::dtype t = type ? *type : chosen_dtype();
+  gen::validate(spec, t, n);
+  spdlog::info("input: {} generated {} x {} (seed {})", gen::name(spec.dist), n, io::name(t), spec.seed);
+  return gen::generate_array(spec, t, n);
+}
+
+void app::select_device() const {
+  const std::string device = select_gpu(options_.device);
+  spdlog::info("GPU {}: {}", options_.device, device);
+}
+
+bool app::write_output(const io::host_array& array) const {
+  if (options_.output.empty()) return false;
+  io::write_dataset(options_.output, array);
+  spdlog::info("wrote {} ({} x {})", options_.output, array.size(), io::name(array.type()));
+  return true;
+}
+
+void app::write_json(const nlohmann::json& report) const {
+  if (options_.json.empty()) return;
+  bench::write_json(options_.json, report);
+  spdlog::info("wrote {}", options_.json);
+}
+
+}  // namespace scanlab::cli

@@ -1,0 +1,102 @@
+// The command-line conventions every scanlab app shares, written once.
+//
+//   --help, --version, -i/--input FILE, -o/--output FILE, --generate DIST with
+//   --n, --dtype, --seed (an embedded default dataset: every app runs with no
+//   arguments), --column, --validate, --bench, --repeat N, --device N,
+//   --json FILE, -v/--verbose, -q/--quiet.
+//
+// An app builds a scanlab::cli::app, adds its own options to parser(), and calls
+// run() with its body. Inside the body: load_input() first (a bad file is
+// reported before the GPU is touched), then select_device().
+//
+// Exit codes: 0 success, 1 error, 2 bad command line, 3 no usable GPU.
+#pragma once
+
+#include "common/array.hpp"
+#include "common/generate.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace scanlab::cli {
+
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_error = 1;
+inline constexpr int exit_usage = 2;
+inline constexpr int exit_no_gpu = 3;
+
+struct common_options {
+  std::string input;     // -i: .npy, .bin/.raw/.dat (with --dtype), .txt/.csv/.tsv
+  std::string output;    // -o
+  std::string generate;  // --generate DIST (used when no --input)
+  std::int64_t n = 0;    // --n
+  std::string dtype;     // --dtype
+  std::uint64_t seed = 42;
+  std::string column;    // --column: CSV column name or 0-based index
+  bool validate = false;
+  bool bench = false;
+  int repeat = 20;
+  int device = 0;
+  std::string json;      // --json FILE
+  bool verbose = false;
+  bool quiet = false;
+};
+
+// What an app generates when it is given no input.
+struct defaults {
+  gen::distribution dist = gen::distribution::uniform;
+  std::int64_t n = std::int64_t{1} << 24;
+  io::dtype type = io::dtype::f32;
+};
+
+// Parses "1000", "1e9", "2^28", "16M", "1G" (K/M/G are powers of 1024) into a count;
+// throws std::invalid_argument with the offending text.
+std::int64_t parse_count(const std::string& text);
+
+class app {
+ public:
+  // dataset_options = false leaves out the options about one input dataset
+  // (-i, -o, --generate, --n, --dtype, --seed, --column, --validate, --bench): for
+  // tools such as scanlab-bench that define their own.
+  app(std::string name, std::string description, defaults d = {}, bool dataset_options = true);
+
+  [[nodiscard]] CLI::App& parser() { return parser_; }
+  [[nodiscard]] common_options& options() { return options_; }
+  [[nodiscard]] const std::string& name() const { return name_; }
+
+  // Parses the command line, sets up logging, runs `body`, and turns every
+  // failure into one line on stderr and the exit codes above. Returns the exit code.
+  int run(int argc, char** argv, const std::function<int()>& body);
+
+  // The input dataset: -i FILE if given, else --generate DIST (default distribution,
+  // --n, --dtype, --seed). With `type` set, the data is converted to it.
+  [[nodiscard]] io::host_array load_input(std::optional<io::dtype> type = std::nullopt) const;
+  // Reads a further input file (a second operand, flags, ...) the same way.
+  [[nodiscard]] io::host_array load_file(const std::string& path, std::optional<io::dtype> type = std::nullopt) const;
+  // The dtype chosen on the command line, or the app's default.
+  [[nodiscard]] io::dtype chosen_dtype() const;
+
+  // Selects --device; throws no_gpu_error where there is none. Logs the device name.
+  void select_device() const;
+
+  // Writes `array` to -o if one was given (atomically). Returns whether it wrote.
+  bool write_output(const io::host_array& array) const;
+  // Writes `report` to --json if one was given (atomically).
+  void write_json(const nlohmann::json& report) const;
+
+ private:
+  void add_dataset_options();
+
+  std::string name_;
+  defaults defaults_;
+  common_options options_;
+  std::string count_text_;
+  std::string generate_text_;
+  CLI::App parser_;
+};
+
+}  // namespace scanlab::cli

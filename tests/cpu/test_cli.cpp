@@ -1,0 +1,213 @@
+// The CLI conventions every app shares: options, exit codes, input loading.
+#include "common/cli.hpp"
+#include "common/gpu.hpp"
+#include "common/npy.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using scanlab::cli::app;
+
+// Runs `a` on the given arguments (argv[0] added) with `body`; returns the exit code.
+int run_app(app& a, std::vector<std::string> args, const std::function<int()>& body = [] { return 0; }) {
+  args.insert(args.begin(), a.name());
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  return a.run(static_cast<int>(argv.size()), argv.data(), body);
+}
+
+std::filesystem::path temp_dir() {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("scanlab_test_cli_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(ParseCount, AcceptsTheDocumentedForms) {
+  using scanlab::cli::parse_count;
+  EXPECT_EQ(parse_count("0"), 0);
+  EXPECT_EQ(parse_count("1000"), 1000);
+  EXPECT_EQ(parse_count("1e9"), 1000000000);
+  EXPECT_EQ(parse_count("2.5e6"), 2500000);
+  EXPECT_EQ(parse_count("2^28"), std::int64_t{1} << 28);
+  EXPECT_EQ(parse_count("2^40"), std::int64_t{1} << 40);
+  EXPECT_EQ(parse_count("16M"), std::int64_t{16} << 20);
+  EXPECT_EQ(parse_count("1G"), std::int64_t{1} << 30);
+  EXPECT_EQ(parse_count("4k"), 4096);
+}
+
+TEST(ParseCount, RejectsNonsense) {
+  using scanlab::cli::parse_count;
+  for (const char* bad : {"", "abc", "-5", "1.5", "2^", "^3", "2^70", "1e30", "M", "12x", "1e-3"}) {
+    EXPECT_THROW(parse_count(bad), std::invalid_argument) << bad;
+  }
+}
+
+TEST(App, HelpAndVersionExitZero) {
+  app a("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(a, {"--help"}), 0);
+  app b("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(b, {"--version"}), 0);
+}
+
+TEST(App, HelpListsTheCommonOptions) {
+  app a("scanlab-test", "A test app.");
+  const std::string help = a.parser().help();
+  for (const char* option : {"--input", "--output", "--generate", "--n", "--dtype", "--seed", "--validate",
+                             "--bench", "--repeat", "--device", "--json", "--verbose", "--quiet", "--version"}) {
+    EXPECT_NE(help.find(option), std::string::npos) << option;
+  }
+}
+
+TEST(App, BadCommandLineExitsTwo) {
+  bool ran = false;
+  const auto body = [&] {
+    ran = true;
+    return 0;
+  };
+  app a("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(a, {"--no-such-option"}, body), scanlab::cli::exit_usage);
+  app b("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(b, {"--repeat", "zero"}, body), scanlab::cli::exit_usage);
+  app c("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(c, {"-i", "/no/such/file.npy"}, body), scanlab::cli::exit_usage);
+  EXPECT_FALSE(ran);
+}
+
+TEST(App, ErrorsInTheBodyBecomeExitCodes) {
+  app a("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(a, {}, []() -> int { throw std::runtime_error("boom"); }), scanlab::cli::exit_error);
+  app b("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(b, {}, []() -> int { throw scanlab::no_gpu_error("no GPU"); }), scanlab::cli::exit_no_gpu);
+  app c("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(c, {"--n", "lots"}, [] { return 0; }), scanlab::cli::exit_usage);
+}
+
+TEST(App, GeneratesTheDefaultDatasetWithNoArguments) {
+  app a("scanlab-test", "A test app.", {.dist = scanlab::gen::distribution::sorted, .n = 1000,
+                                        .type = scanlab::io::dtype::i32});
+  scanlab::io::host_array input;
+  ASSERT_EQ(run_app(a, {"-q"}, [&] {
+              input = a.load_input();
+              return 0;
+            }),
+            0);
+  ASSERT_EQ(input.size(), 1000);
+  ASSERT_EQ(input.type(), scanlab::io::dtype::i32);
+  const auto values = input.as<std::int32_t>();
+  EXPECT_TRUE(std::is_sorted(values.begin(), values.end()));
+}
+
+TEST(App, GenerateOptionsChooseTheDataset) {
+  app a("scanlab-test", "A test app.");
+  scanlab::io::host_array input;
+  ASSERT_EQ(run_app(a, {"-q", "--generate", "constant", "--n", "2^10", "--dtype", "uint16"}, [&] {
+              input = a.load_input();
+              return 0;
+            }),
+            0);
+  EXPECT_EQ(input.size(), 1024);
+  EXPECT_EQ(input.type(), scanlab::io::dtype::u16);
+  app b("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(b, {"-q", "--generate", "no-such-dist"}, [&] {
+              input = b.load_input();
+              return 0;
+            }),
+            scanlab::cli::exit_usage);
+  app c("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(c, {"-q", "--dtype", "complex128"}, [&] {
+              input = c.load_input();
+              return 0;
+            }),
+            scanlab::cli::exit_usage);
+}
+
+TEST(App, ReadsInputFilesAndConverts) {
+  const auto dir = temp_dir();
+  const auto file = dir / "in.npy";
+  scanlab::io::host_array array(scanlab::io::dtype::f64, {4});
+  const double values[] = {1.5, -2.0, 3.25, 0.0};
+  std::copy(std::begin(values), std::end(values), array.as<double>().begin());
+  scanlab::io::write_npy(file, array);
+
+  app a("scanlab-test", "A test app.");
+  scanlab::io::host_array input;
+  ASSERT_EQ(run_app(a, {"-q", "-i", file.string()}, [&] {
+              input = a.load_input(scanlab::io::dtype::f32);
+              return 0;
+            }),
+            0);
+  ASSERT_EQ(input.type(), scanlab::io::dtype::f32);
+  ASSERT_EQ(input.size(), 4);
+  EXPECT_EQ(input.as<float>()[2], 3.25f);
+
+  // A malformed file is an error (exit 1) reported before any GPU work.
+  const auto bad = dir / "bad.npy";
+  std::ofstream(bad) << "not a numpy file";
+  app b("scanlab-test", "A test app.");
+  bool selected = false;
+  EXPECT_EQ(run_app(b, {"-q", "-i", bad.string()}, [&] {
+              input = b.load_input();
+              selected = true;
+              b.select_device();
+              return 0;
+            }),
+            scanlab::cli::exit_error);
+  EXPECT_FALSE(selected);
+
+  app c("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(c, {"-q", "-i", file.string(), "--generate", "uniform"}, [&] {
+              input = c.load_input();
+              return 0;
+            }),
+            scanlab::cli::exit_usage);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(App, WritesOutputAndJson) {
+  const auto dir = temp_dir();
+  app a("scanlab-test", "A test app.");
+  const auto out = dir / "out.npy";
+  const auto json = dir / "report.json";
+  ASSERT_EQ(run_app(a, {"-q", "-o", out.string(), "--json", json.string()}, [&] {
+              scanlab::io::host_array array(scanlab::io::dtype::i32, {3});
+              for (int i = 0; i < 3; ++i) array.as<std::int32_t>()[static_cast<std::size_t>(i)] = i * 7;
+              EXPECT_TRUE(a.write_output(array));
+              a.write_json({{"answer", 42}});
+              return 0;
+            }),
+            0);
+  const auto back = scanlab::io::read_npy(out);
+  ASSERT_EQ(back.size(), 3);
+  EXPECT_EQ(back.as<std::int32_t>()[2], 14);
+  std::ifstream in(json);
+  EXPECT_EQ(nlohmann::json::parse(in)["answer"], 42);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(App, NoGpuIsOneLineAndExitThree) {
+  if (!scanlab::gpu_unavailable_reason().empty()) {
+    app a("scanlab-test", "A test app.");
+    EXPECT_EQ(run_app(a, {"-q"}, [&] {
+                a.select_device();
+                return 0;
+              }),
+              scanlab::cli::exit_no_gpu);
+  } else {
+    app a("scanlab-test", "A test app.");
+    EXPECT_EQ(run_app(a, {"-q", "--device", "999"}, [&] {
+                a.select_device();
+                return 0;
+              }),
+              scanlab::cli::exit_usage);
+  }
+}
+
+}  // namespace
