@@ -1,1 +1,414 @@
-// placeholder, being written
+#include "common/dataset.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+namespace scanlab::io {
+namespace {
+
+std::string lower_extension(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+constexpr std::string_view supported_extensions = ".npy, .bin, .raw, .dat, .txt, .csv, .tsv";
+
+bool is_raw_extension(const std::string& ext) { return ext == ".bin" || ext == ".raw" || ext == ".dat"; }
+bool is_text_extension(const std::string& ext) { return ext == ".txt" || ext == ".csv" || ext == ".tsv"; }
+
+[[noreturn]] void unsupported_extension(const std::filesystem::path& path, const std::string& ext) {
+  throw io_error(path, (ext.empty() ? std::string("no file extension") : "unsupported file extension \"" + ext + "\"") +
+                           " (supported: " + std::string(supported_extensions) + ")");
+}
+
+// ---- Text parsing ----
+
+bool is_blank(char c, char delimiter) { return (c == ' ' || c == '\t' || c == '\r') && c != delimiter; }
+
+std::string_view trim(std::string_view s, char delimiter = 0) {
+  while (!s.empty() && is_blank(s.front(), delimiter)) s.remove_prefix(1);
+  while (!s.empty() && is_blank(s.back(), delimiter)) s.remove_suffix(1);
+  return s;
+}
+
+// A field with its surrounding quotes removed (a doubled quote inside stays doubled: numbers
+// never hold one, and header names are unescaped by unquote()).
+std::string_view strip_quotes(std::string_view field) {
+  if (field.size() >= 2 && field.front() == '"' && field.back() == '"') return field.substr(1, field.size() - 2);
+  return field;
+}
+
+std::string unquote(std::string_view field) {
+  if (field.size() < 2 || field.front() != '"' || field.back() != '"') return std::string(field);
+  std::string out;
+  for (std::size_t i = 1; i + 1 < field.size(); ++i) {
+    out += field[i];
+    if (field[i] == '"' && field[i + 1] == '"') ++i;
+  }
+  return out;
+}
+
+// The fields of a line, trimmed; "..." quotes protect delimiters. delimiter 0: the line is one field.
+class field_splitter {
+ public:
+  field_splitter(std::string_view line, char delimiter) : line_(line), delimiter_(delimiter) {}
+
+  // The next field, or false after the last one.
+  bool next(std::string_view& field) {
+    if (done_) return false;
+    if (delimiter_ == 0) {
+      done_ = true;
+      field = trim(line_);
+      return true;
+    }
+    std::size_t i = pos_;
+    while (i < line_.size() && is_blank(line_[i], delimiter_)) ++i;
+    if (i < line_.size() && line_[i] == '"') {
+      for (++i; i < line_.size(); ++i) {
+        if (line_[i] == '"') {
+          if (i + 1 < line_.size() && line_[i + 1] == '"') {
+            ++i;
+          } else {
+            ++i;
+            break;
+          }
+        }
+      }
+    }
+    const std::size_t end = std::min(line_.find(delimiter_, i), line_.size());
+    field = trim(line_.substr(pos_, end - pos_), delimiter_);
+    if (end == line_.size()) {
+      done_ = true;
+    } else {
+      pos_ = end + 1;
+    }
+    return true;
+  }
+
+ private:
+  std::string_view line_;
+  char delimiter_;
+  std::size_t pos_ = 0;
+  bool done_ = false;
+};
+
+std::vector<std::string_view> split_fields(std::string_view line, char delimiter) {
+  std::vector<std::string_view> fields;
+  field_splitter splitter(line, delimiter);
+  std::string_view field;
+  while (splitter.next(field)) fields.push_back(field);
+  return fields;
+}
+
+// Field `index` of the line; false if the line has fewer fields.
+bool field_at(std::string_view line, char delimiter, std::size_t index, std::string_view& field) {
+  field_splitter splitter(line, delimiter);
+  for (std::size_t i = 0; i <= index; ++i) {
+    if (!splitter.next(field)) return false;
+  }
+  return true;
+}
+
+// Offending text for a message: quoted, shortened if long.
+std::string shown(std::string_view text) {
+  constexpr std::size_t limit = 60;
+  std::string out = "\"";
+  out += text.substr(0, limit);
+  out += text.size() > limit ? "...\"" : "\"";
+  return out;
+}
+
+enum class parse_status { ok, not_number, not_integer, out_of_range };
+
+// from_chars rejects a leading '+', which text files do contain.
+std::string_view drop_plus(std::string_view text) {
+  if (text.size() >= 2 && text[0] == '+' && text[1] != '-' && text[1] != '+') text.remove_prefix(1);
+  return text;
+}
+
+bool parses_as_double(std::string_view text) {
+  text = drop_plus(text);
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ptr == text.data() + text.size() && !text.empty() && (ec == std::errc() || ec == std::errc::result_out_of_range);
+}
+
+template <class T>
+parse_status parse_number(std::string_view text, T& out) {
+  const std::string_view digits = drop_plus(text);
+  const char* first = digits.data();
+  const char* last = digits.data() + digits.size();
+  if (digits.empty()) return parse_status::not_number;
+  const auto [ptr, ec] = std::from_chars(first, last, out);
+  if (ptr == last && ec == std::errc()) return parse_status::ok;
+  if constexpr (std::is_integral_v<T>) {
+    if (ptr == last && ec == std::errc::result_out_of_range) return parse_status::out_of_range;
+    if (std::is_unsigned_v<T> && digits[0] == '-') {
+      // "-5" for an unsigned type: a number, out of range ("-0" is zero).
+      std::uint64_t magnitude = 0;
+      const auto [p, e] = std::from_chars(first + 1, last, magnitude);
+      if (p == last && digits.size() > 1 && (e == std::errc() || e == std::errc::result_out_of_range)) {
+        if (e == std::errc() && magnitude == 0) {
+          out = 0;
+          return parse_status::ok;
+        }
+        return parse_status::out_of_range;
+      }
+    }
+    return parses_as_double(text) ? parse_status::not_integer : parse_status::not_number;
+  } else {
+    if (ptr != last) return parse_status::not_number;
+    // result_out_of_range: too large (an error) or too small (rounds to zero or a subnormal,
+    // as the nearest value of the type; strtold tells which).
+    const std::string copy(digits);
+    errno = 0;
+    const long double wide = std::strtold(copy.c_str(), nullptr);
+    if (std::isinf(wide) || std::fabs(wide) > static_cast<long double>(std::numeric_limits<T>::max())) {
+      return parse_status::out_of_range;
+    }
+    out = static_cast<T>(wide);
+    return parse_status::ok;
+  }
+}
+
+// What the caller asked for as a column.
+struct column_choice {
+  bool by_name = false;
+  std::string name;
+  std::size_t index = 0;
+};
+
+column_choice parse_column(const std::filesystem::path& path, const std::string& column) {
+  column_choice choice;
+  if (column.empty()) return choice;
+  if (std::all_of(column.begin(), column.end(), [](unsigned char c) { return std::isdigit(c) != 0; })) {
+    const auto [ptr, ec] = std::from_chars(column.data(), column.data() + column.size(), choice.index);
+    if (ec != std::errc()) throw io_error(path, "column index " + column + " is too large");
+    return choice;
+  }
+  choice.by_name = true;
+  choice.name = column;
+  return choice;
+}
+
+// Lines of a text, numbered from 1, without their "\n" or "\r\n".
+class line_reader {
+ public:
+  explicit line_reader(std::string_view text) : text_(text) {
+    if (text_.substr(0, 3) == "\xEF\xBB\xBF") text_.remove_prefix(3);  // a UTF-8 byte order mark
+  }
+
+  // The next line that is neither blank nor a '#' comment; false at the end.
+  bool next_data_line(std::string_view& line, std::size_t& number) {
+    while (pos_ < text_.size()) {
+      const std::size_t end = std::min(text_.find('\n', pos_), text_.size());
+      line = text_.substr(pos_, end - pos_);
+      pos_ = end + 1;
+      number = ++line_number_;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      const std::string_view content = trim(line);
+      if (content.empty() || content.front() == '#') continue;
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  std::size_t line_number_ = 0;
+};
+
+std::string line_prefix(const std::filesystem::path& path, std::size_t line) {
+  return path.string() + ":" + std::to_string(line) + ": ";
+}
+
+[[noreturn]] void beyond_fields(const std::filesystem::path& path, std::size_t number, std::string_view line,
+                                char delimiter, std::size_t index) {
+  const std::size_t count = split_fields(line, delimiter).size();
+  throw io_error(line_prefix(path, number) + "column " + std::to_string(index) + " is beyond the " +
+                 std::to_string(count) + (count == 1 ? " field" : " fields") + " of this line: " + shown(line));
+}
+
+template <class T>
+host_array parse_text(const std::filesystem::path& path, dtype type, std::string_view text, char delimiter,
+                      const column_choice& column) {
+  line_reader lines(text);
+  std::string_view line;
+  std::size_t number = 0;
+  std::vector<T> values;
+
+  if (!lines.next_data_line(line, number)) {
+    if (column.by_name) throw io_error(path, "no header row to find column \"" + column.name + "\" in: no data lines");
+    return host_array(type, {0});
+  }
+  // Detect the delimiter of a .txt file from its first data line.
+  if (delimiter == '?') delimiter = line.find(',') != std::string_view::npos    ? ','
+                                    : line.find('\t') != std::string_view::npos ? '\t'
+                                                                                : char{0};
+  std::size_t index = column.index;
+  bool first_is_data = true;
+  if (column.by_name) {
+    const std::vector<std::string_view> names = split_fields(line, delimiter);
+    std::size_t found = names.size();
+    for (std::size_t i = 0; i < names.size() && found == names.size(); ++i) {
+      if (unquote(names[i]) == column.name) found = i;
+    }
+    if (found == names.size()) {
+      std::string list;
+      for (std::string_view n : names) list += (list.empty() ? "" : ", ") + shown(unquote(n));
+      throw io_error(line_prefix(path, number) + "no column named " + shown(column.name) + " in the header row (" +
+                     list + ")");
+    }
+    index = found;
+    first_is_data = false;
+  } else {
+    std::string_view field;
+    if (!field_at(line, delimiter, index, field)) beyond_fields(path, number, line, delimiter, index);
+    first_is_data = parses_as_double(strip_quotes(field));
+  }
+
+  do {
+    if (!first_is_data) {
+      first_is_data = true;
+      continue;
+    }
+    std::string_view field;
+    if (!field_at(line, delimiter, index, field)) beyond_fields(path, number, line, delimiter, index);
+    field = strip_quotes(field);
+    if (field.empty()) {
+      throw io_error(line_prefix(path, number) + "empty value in column " + std::to_string(index));
+    }
+    T value{};
+    switch (parse_number(field, value)) {
+      case parse_status::ok: break;
+      case parse_status::not_number: throw io_error(line_prefix(path, number) + shown(field) + " is not a number");
+      case parse_status::not_integer:
+        throw io_error(line_prefix(path, number) + shown(field) + " is not an integer (reading " +
+                       std::string(name(type)) + ")");
+      case parse_status::out_of_range:
+        throw io_error(line_prefix(path, number) + shown(field) + " is out of range for " + std::string(name(type)));
+    }
+    values.push_back(value);
+  } while (lines.next_data_line(line, number));
+
+  host_array array(type, {static_cast<std::int64_t>(values.size())});
+  if (!values.empty()) std::memcpy(array.data(), values.data(), array.bytes());
+  return array;
+}
+
+// ---- Text writing ----
+
+template <class T>
+void write_text(atomic_file& file, const host_array& array) {
+  constexpr std::size_t flush_at = std::size_t{1} << 20;
+  std::string buffer;
+  buffer.reserve(flush_at + 64);
+  char number[64];
+  for (const T value : array.template as<T>()) {
+    const auto [end, ec] = std::to_chars(number, number + sizeof number, value);
+    if (ec != std::errc()) throw std::logic_error("to_chars: buffer too small");
+    buffer.append(number, end);
+    buffer += '\n';
+    if (buffer.size() >= flush_at) {
+      file.write(buffer);
+      buffer.clear();
+    }
+  }
+  file.write(buffer);
+}
+
+}  // namespace
+
+host_array read_raw(const std::filesystem::path& path, dtype type) {
+  input_file file(path);
+  const std::size_t element = size_of(type);
+  if (file.size() % element != 0) {
+    throw io_error(path, "raw binary of " + std::to_string(file.size()) + " bytes is not a whole number of " +
+                             std::string(name(type)) + " elements (" + std::to_string(element) + " bytes each)");
+  }
+  host_array array(type, {static_cast<std::int64_t>(file.size() / element)});
+  const std::size_t got = file.read_at(0, array.data(), array.bytes());
+  if (got != array.bytes()) throw io_error(path, "the file shrank while being read");
+  return array;
+}
+
+host_array read_text(const std::filesystem::path& path, dtype type, const std::string& column) {
+  const column_choice choice = parse_column(path, column);
+  const std::string ext = lower_extension(path);
+  const char delimiter = ext == ".csv" ? ',' : ext == ".tsv" ? '\t' : '?';  // '?': detect
+  input_file file(path);
+  const std::string text = file.read_all();
+  return visit(type, [&]<class T>() { return parse_text<T>(path, type, text, delimiter, choice); });
+}
+
+host_array read_dataset(const std::filesystem::path& path, const read_options& options) {
+  const std::string ext = lower_extension(path);
+  if (ext == ".npy") return read_npy(path);
+  if (is_raw_extension(ext)) {
+    if (!options.type) {
+      throw io_error(path, "raw binary needs --dtype (the file has no header to name its element type; one of " +
+                               dtype_choices() + ")");
+    }
+    return read_raw(path, *options.type);
+  }
+  if (is_text_extension(ext)) return read_text(path, options.type.value_or(dtype::f64), options.column);
+  unsupported_extension(path, ext);
+}
+
+void write_dataset(const std::filesystem::path& path, const host_array& array) {
+  const std::string ext = lower_extension(path);
+  if (ext == ".npy") {
+    write_npy(path, array);
+  } else if (is_raw_extension(ext)) {
+    atomic_file file(path);
+    file.write(array.data(), array.bytes());
+    file.commit();
+  } else if (is_text_extension(ext)) {
+    atomic_file file(path);
+    visit(array.type(), [&]<class T>() { write_text<T>(file, array); });
+    file.commit();
+  } else {
+    unsupported_extension(path, ext);
+  }
+}
+
+host_array convert(const host_array& array, dtype type) {
+  host_array out(type, array.shape());
+  visit(array.type(), [&]<class From>() {
+    visit(type, [&]<class To>() {
+      const std::span<const From> in = array.template as<From>();
+      const std::span<To> result = out.template as<To>();
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+          // static_cast is undefined unless the truncated value fits: check against the
+          // exact powers of two that bound To.
+          const double truncated = std::trunc(static_cast<double>(in[i]));
+          const double low = static_cast<double>(std::numeric_limits<To>::min());
+          const double high = std::ldexp(1.0, std::numeric_limits<To>::digits);
+          if (!(truncated >= low && truncated < high)) {
+            char text[64];
+            const auto printed = std::to_chars(text, text + sizeof text, in[i]);
+            throw io_error("convert: element " + std::to_string(i) + " (" + std::string(text, printed.ptr) + ") of a " +
+                           std::string(name(array.type())) + " array is out of range for " +
+                           std::string(name(type)));
+          }
+        }
+        result[i] = static_cast<To>(in[i]);
+      }
+    });
+  });
+  return out;
+}
+
+}  // namespace scanlab::io

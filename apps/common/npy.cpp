@@ -1,1 +1,503 @@
-// placeholder, being written
+#include "common/npy.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+
+namespace scanlab::io {
+
+// The data are copied to and from memory as they are: the host must be little-endian,
+// as NumPy's '<' files are (every machine scanlab targets is).
+static_assert(std::endian::native == std::endian::little, "the .npy reader assumes a little-endian host");
+
+namespace {
+
+constexpr std::array<char, 6> magic = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
+constexpr std::size_t array_align = 64;            // numpy.lib.format.ARRAY_ALIGN
+constexpr std::size_t growth_axis_max_digits = 21;  // numpy.lib.format.GROWTH_AXIS_MAX_DIGITS
+
+// Python's repr of a shape tuple: "()", "(7,)", "(3, 4)".
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) out += ",";
+  return out + ")";
+}
+
+// Bytes that `shape` of elements of `element_size` bytes needs; nullopt on 64-bit overflow.
+std::optional<std::uint64_t> bytes_needed(const std::vector<std::int64_t>& shape, std::size_t element_size) {
+  std::uint64_t bytes = element_size;
+  for (std::int64_t extent : shape) {
+    if (extent < 0) return std::nullopt;
+    const auto e = static_cast<std::uint64_t>(extent);
+    if (e != 0 && bytes > std::numeric_limits<std::uint64_t>::max() / e) return std::nullopt;
+    bytes *= e;
+  }
+  // host_array counts elements in int64_t.
+  if (bytes / element_size > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
+  return bytes;
+}
+
+// ---- A parser for the Python literal in the header ----
+// The subset NumPy's headers use: dicts with string keys, tuples, lists, strings, integers
+// (a Python 2 'L' suffix accepted), True, False and None.
+
+struct syntax_error {
+  std::string what;
+};
+
+struct py_value {
+  enum class kind { none, boolean, integer, string, tuple, list, dict };
+  kind type = kind::none;
+  bool boolean = false;
+  std::int64_t integer = 0;
+  std::string text;
+  std::vector<py_value> items;    // tuple and list elements; dict values
+  std::vector<std::string> keys;  // dict keys, parallel to items
+
+  const py_value* find(std::string_view key) const {
+    // The last occurrence wins, as in a Python dict display.
+    for (std::size_t i = keys.size(); i-- > 0;) {
+      if (keys[i] == key) return &items[i];
+    }
+    return nullptr;
+  }
+};
+
+std::string_view kind_name(py_value::kind k) {
+  switch (k) {
+    case py_value::kind::none: return "None";
+    case py_value::kind::boolean: return "a bool";
+    case py_value::kind::integer: return "an integer";
+    case py_value::kind::string: return "a string";
+    case py_value::kind::tuple: return "a tuple";
+    case py_value::kind::list: return "a list";
+    case py_value::kind::dict: return "a dict";
+  }
+  return "?";
+}
+
+class py_parser {
+ public:
+  explicit py_parser(std::string_view text) : text_(text) {}
+
+  // The whole header: one dict, then only padding.
+  py_value parse_header() {
+    skip_space();
+    if (at_end() || peek() != '{') fail("does not start with '{'");
+    py_value value = parse_value();
+    skip_space();
+    while (!at_end() && peek() == '\0') ++pos_;  // NUL padding, also accepted
+    if (!at_end()) fail("unexpected text after the dict at offset " + std::to_string(pos_));
+    return value;
+  }
+
+ private:
+  static constexpr int max_depth = 16;
+
+  [[noreturn]] void fail(std::string what) const { throw syntax_error{std::move(what)}; }
+  bool at_end() const { return pos_ >= text_.size(); }
+  char peek() const { return text_[pos_]; }
+  void skip_space() {
+    while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) ++pos_;
+  }
+  bool take(char c) {
+    skip_space();
+    if (!at_end() && peek() == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void expect(char c) {
+    if (!take(c)) {
+      fail(std::string("expected '") + c + "' at offset " + std::to_string(pos_));
+    }
+  }
+
+  py_value parse_value() {
+    skip_space();
+    if (at_end()) fail("ends in the middle of a value");
+    if (++depth_ > max_depth) fail("nested too deeply");
+    py_value value;
+    const char c = peek();
+    if (c == '{') {
+      value = parse_dict();
+    } else if (c == '(' || c == '[') {
+      value = parse_sequence();
+    } else if (c == '\'' || c == '"') {
+      value.type = py_value::kind::string;
+      value.text = parse_string();
+    } else if (c == '-' || c == '+' || (c >= '0' && c <= '9')) {
+      value.type = py_value::kind::integer;
+      value.integer = parse_integer();
+    } else {
+      value = parse_name();
+    }
+    --depth_;
+    return value;
+  }
+
+  py_value parse_dict() {
+    py_value value;
+    value.type = py_value::kind::dict;
+    expect('{');
+    while (!take('}')) {
+      skip_space();
+      if (at_end() || (peek() != '\'' && peek() != '"')) fail("a dict key is not a string");
+      value.keys.push_back(parse_string());
+      expect(':');
+      value.items.push_back(parse_value());
+      if (!take(',')) {
+        expect('}');
+        break;
+      }
+    }
+    return value;
+  }
+
+  // "(a, b)" and "(a,)" are tuples, "(a)" is just a, "[...]" is a list.
+  py_value parse_sequence() {
+    skip_space();
+    const char open = peek();
+    const char close = open == '(' ? ')' : ']';
+    ++pos_;
+    py_value value;
+    value.type = open == '(' ? py_value::kind::tuple : py_value::kind::list;
+    bool saw_comma = false;
+    while (!take(close)) {
+      value.items.push_back(parse_value());
+      if (take(',')) {
+        saw_comma = true;
+      } else {
+        expect(close);
+        break;
+      }
+    }
+    if (open == '(' && value.items.size() == 1 && !saw_comma) return std::move(value.items[0]);
+    return value;
+  }
+
+  std::string parse_string() {
+    const char quote = peek();
+    ++pos_;
+    std::string out;
+    while (true) {
+      if (at_end()) fail("a string is not closed");
+      char c = peek();
+      ++pos_;
+      if (c == quote) break;
+      if (c == '\\') {
+        if (at_end()) fail("a string is not closed");
+        c = peek();
+        ++pos_;
+      }
+      out += c;
+    }
+    return out;
+  }
+
+  std::int64_t parse_integer() {
+    bool negative = false;
+    if (peek() == '-' || peek() == '+') {
+      negative = peek() == '-';
+      ++pos_;
+    }
+    const std::size_t start = pos_;
+    std::uint64_t magnitude = 0;
+    while (!at_end() && peek() >= '0' && peek() <= '9') {
+      const auto digit = static_cast<std::uint64_t>(peek() - '0');
+      if (magnitude > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) fail("an integer is too large");
+      magnitude = magnitude * 10 + digit;
+      ++pos_;
+    }
+    if (pos_ == start) fail("a sign without digits at offset " + std::to_string(start));
+    if (!at_end() && (peek() == 'L' || peek() == 'l')) ++pos_;  // Python 2 long
+    if (!at_end() && (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '.')) {
+      fail("a number that is not an integer at offset " + std::to_string(start));
+    }
+    const auto limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    if (magnitude > limit + (negative ? 1 : 0)) fail("an integer is too large");
+    if (negative) return magnitude == limit + 1 ? std::numeric_limits<std::int64_t>::min()
+                                                : -static_cast<std::int64_t>(magnitude);
+    return static_cast<std::int64_t>(magnitude);
+  }
+
+  py_value parse_name() {
+    const std::size_t start = pos_;
+    while (!at_end() && (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_')) ++pos_;
+    const std::string_view word = text_.substr(start, pos_ - start);
+    py_value value;
+    if (word == "True" || word == "False") {
+      value.type = py_value::kind::boolean;
+      value.boolean = word == "True";
+    } else if (word == "None") {
+      value.type = py_value::kind::none;
+    } else {
+      std::string what = "unexpected ";
+      if (word.empty()) {
+        what += "character '";
+        what += peek();
+      } else {
+        what += "'";
+        what += word;
+      }
+      fail(what + "' at offset " + std::to_string(start));
+    }
+    return value;
+  }
+
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  int depth_ = 0;
+};
+
+std::string supported_descrs() {
+  std::string out;
+  for (dtype t : all_dtypes) {
+    if (!out.empty()) out += " ";
+    out += npy_descr(t);
+  }
+  return out;
+}
+
+// The dtype of a descr string such as "<f4", or an io_error saying why it cannot be read.
+dtype parse_descr(const std::filesystem::path& path, const std::string& descr) {
+  std::string_view d = descr;
+  char order = 0;
+  if (!d.empty() && (d[0] == '<' || d[0] == '>' || d[0] == '=' || d[0] == '|')) {
+    order = d[0];
+    d.remove_prefix(1);
+  }
+  if (!d.empty() && d[0] == 'O') {
+    throw io_error(path, "object dtype '" + descr + "' is not supported (Python objects, not numbers)");
+  }
+  std::optional<dtype> type;
+  if (d.size() == 2) {
+    for (dtype t : all_dtypes) {
+      if (npy_descr(t).substr(1) == d) type = t;
+    }
+  }
+  const std::string unsupported = "unsupported dtype '" + descr + "' (supported: " + supported_descrs() + ")";
+  if (!type) throw io_error(path, unsupported);
+  if (size_of(*type) > 1) {
+    if (order == '>') throw io_error(path, "big-endian dtype '" + descr + "' is not supported (little-endian only)");
+    if (order == '|') throw io_error(path, unsupported);  // a byte order is required for multi-byte types
+  }
+  return *type;
+}
+
+npy_header parse_npy_header(input_file& file) {
+  const std::filesystem::path& path = file.path();
+  const std::uint64_t size = file.size();
+  std::array<unsigned char, 12> prelude{};
+  const std::size_t got = file.read_at(0, prelude.data(), static_cast<std::size_t>(std::min<std::uint64_t>(size, 12)));
+
+  if (got == 0) throw io_error(path, "not a .npy file (bad magic): the file is empty");
+  if (std::memcmp(prelude.data(), magic.data(), std::min(got, magic.size())) != 0) {
+    throw io_error(path, "not a .npy file (bad magic)");
+  }
+  if (got < 8) throw io_error(path, "truncated header: the file has only " + std::to_string(got) + " bytes");
+  const int major = prelude[6];
+  const int minor = prelude[7];
+  if (major < 1 || major > 3 || minor != 0) {
+    throw io_error(path, "unsupported .npy version " + std::to_string(major) + "." + std::to_string(minor) +
+                             " (1.0, 2.0 and 3.0 are read)");
+  }
+  const std::size_t length_bytes = major == 1 ? 2 : 4;
+  const std::size_t prelude_bytes = 8 + length_bytes;
+  if (got < prelude_bytes) {
+    throw io_error(path, "truncated header: the file has only " + std::to_string(got) + " bytes");
+  }
+  std::uint64_t header_length = 0;
+  for (std::size_t i = 0; i < length_bytes; ++i) header_length |= std::uint64_t{prelude[8 + i]} << (8 * i);
+  if (header_length > npy_max_header_bytes) {
+    throw io_error(path, "header length " + std::to_string(header_length) + " exceeds the limit of " +
+                             std::to_string(npy_max_header_bytes) + " bytes");
+  }
+  const std::uint64_t data_offset = prelude_bytes + header_length;
+  if (size < data_offset) {
+    throw io_error(path, "truncated header: it needs " + std::to_string(data_offset) + " bytes, the file has " +
+                             std::to_string(size));
+  }
+  std::string text(static_cast<std::size_t>(header_length), '\0');
+  if (file.read_at(prelude_bytes, text.data(), text.size()) != text.size()) {
+    throw io_error(path, "truncated header: the file shrank while being read");
+  }
+
+  py_value dict;
+  try {
+    dict = py_parser(text).parse_header();
+  } catch (const syntax_error& e) {
+    throw io_error(path, "header is not a valid dict: " + e.what);
+  }
+  for (std::string_view key : {"descr", "fortran_order", "shape"}) {
+    if (!dict.find(key)) throw io_error(path, "header is not a valid dict: missing key '" + std::string(key) + "'");
+  }
+
+  const py_value& descr = *dict.find("descr");
+  if (descr.type == py_value::kind::list || descr.type == py_value::kind::dict) {
+    throw io_error(path, "unsupported dtype: structured (record) dtypes are not supported (supported: " +
+                             supported_descrs() + ")");
+  }
+  if (descr.type != py_value::kind::string) {
+    throw io_error(path, "header is not a valid dict: 'descr' is " + std::string(kind_name(descr.type)) +
+                             ", not a string");
+  }
+  npy_header header;
+  header.type = parse_descr(path, descr.text);
+  header.version_major = major;
+
+  const py_value& fortran = *dict.find("fortran_order");
+  if (fortran.type != py_value::kind::boolean) {
+    throw io_error(path, "header is not a valid dict: 'fortran_order' is " + std::string(kind_name(fortran.type)) +
+                             ", not True or False");
+  }
+  if (fortran.boolean) throw io_error(path, "fortran_order True is not supported (only C order)");
+
+  const py_value& shape = *dict.find("shape");
+  if (shape.type != py_value::kind::tuple && shape.type != py_value::kind::list) {
+    throw io_error(path, "header is not a valid dict: 'shape' is " + std::string(kind_name(shape.type)) +
+                             ", not a tuple");
+  }
+  for (const py_value& extent : shape.items) {
+    if (extent.type != py_value::kind::integer) {
+      throw io_error(path, "header is not a valid dict: 'shape' holds " + std::string(kind_name(extent.type)) +
+                               ", not only integers");
+    }
+    header.shape.push_back(extent.integer);
+  }
+  for (std::int64_t extent : header.shape) {
+    if (extent < 0) throw io_error(path, "shape " + shape_text(header.shape) + " has a negative extent");
+  }
+  if (header.shape.size() > 2) {
+    throw io_error(path, std::to_string(header.shape.size()) + "-D shape " + shape_text(header.shape) +
+                             " is not supported (only 1-D and 2-D)");
+  }
+  const std::string shape_as_written = shape_text(header.shape);
+  if (header.shape.empty()) header.shape = {1};  // a 0-d scalar reads as one element
+
+  const std::optional<std::uint64_t> needed = bytes_needed(header.shape, size_of(header.type));
+  if (!needed) throw io_error(path, "shape " + shape_as_written + " is too large");
+  header.data_offset = data_offset;
+  header.data_bytes = *needed;
+  const std::uint64_t available = size - data_offset;
+  const std::string claim =
+      "shape " + shape_as_written + " of " + descr.text + " needs " + std::to_string(*needed) + " bytes, file has " +
+      std::to_string(available);
+  if (available < *needed) throw io_error(path, "truncated data: " + claim);
+  if (available > *needed) throw io_error(path, "shape and size disagree: " + claim + " (trailing bytes)");
+  return header;
+}
+
+// Checks a shape to be written; returns its data bytes.
+std::uint64_t checked_data_bytes(const std::filesystem::path& path, dtype type, const std::vector<std::int64_t>& shape) {
+  if (shape.empty() || shape.size() > 2) {
+    throw io_error(path, "cannot write a " + std::to_string(shape.size()) + "-D shape " + shape_text(shape) +
+                             " (only 1-D and 2-D)");
+  }
+  const std::optional<std::uint64_t> bytes = bytes_needed(shape, size_of(type));
+  if (!bytes) throw io_error(path, "cannot write shape " + shape_text(shape) + ": negative or too large");
+  return *bytes;
+}
+
+}  // namespace
+
+std::string make_npy_header(dtype type, const std::vector<std::int64_t>& shape) {
+  if (shape.empty() || shape.size() > 2) throw std::invalid_argument("make_npy_header: only 1-D and 2-D shapes");
+  for (std::int64_t extent : shape) {
+    if (extent < 0) throw std::invalid_argument("make_npy_header: negative extent");
+  }
+  // As numpy.lib.format._write_array_header: the dict with sorted keys, then spare spaces so
+  // that the first axis can grow in place to 21 digits.
+  std::string dict = "{'descr': '" + std::string(npy_descr(type)) + "', 'fortran_order': False, 'shape': " +
+                     shape_text(shape) + ", }";
+  dict.append(growth_axis_max_digits - std::to_string(shape[0]).size(), ' ');
+
+  // As _wrap_header: 1 to 64 spaces and a '\n' make the prelude + header a multiple of 64.
+  // Version 1.0 stores the length in 2 bytes; 2.0 in 4 when it does not fit.
+  for (int major : {1, 2}) {
+    const std::size_t prelude_bytes = major == 1 ? 10 : 12;
+    const std::size_t unpadded = dict.size() + 1;
+    const std::size_t padding = array_align - (prelude_bytes + unpadded) % array_align;
+    const std::size_t header_length = unpadded + padding;
+    if (major == 1 && header_length > 0xffff) continue;
+    std::string out(magic.begin(), magic.end());
+    out += static_cast<char>(major);
+    out += '\0';
+    for (std::size_t i = 0; i < prelude_bytes - 8; ++i) out += static_cast<char>((header_length >> (8 * i)) & 0xff);
+    out += dict;
+    out.append(padding, ' ');
+    out += '\n';
+    return out;
+  }
+  throw std::logic_error("make_npy_header: unreachable");
+}
+
+npy_header read_npy_header(const std::filesystem::path& path) {
+  input_file file(path);
+  return parse_npy_header(file);
+}
+
+host_array read_npy(const std::filesystem::path& path) {
+  input_file file(path);
+  const npy_header header = parse_npy_header(file);
+  host_array array(header.type, header.shape);
+  const std::size_t got = file.read_at(header.data_offset, array.data(), array.bytes());
+  if (got != array.bytes()) {
+    throw io_error(path, "truncated data: the file shrank while being read (" + std::to_string(got) + " of " +
+                             std::to_string(array.bytes()) + " data bytes)");
+  }
+  return array;
+}
+
+void write_npy(const std::filesystem::path& path, const host_array& array) {
+  checked_data_bytes(path, array.type(), array.shape());
+  const std::string header = make_npy_header(array.type(), array.shape());
+  atomic_file file(path);
+  file.write(header);
+  file.write(array.data(), array.bytes());
+  file.commit();
+}
+
+// ---- npy_writer ----
+
+npy_writer::npy_writer(std::filesystem::path path, dtype type, std::vector<std::int64_t> shape)
+    : file_((checked_data_bytes(path, type, shape), std::move(path))),
+      type_(type),
+      shape_(std::move(shape)),
+      data_bytes_(checked_data_bytes(file_.target(), type_, shape_)) {
+  file_.write(make_npy_header(type_, shape_));
+}
+
+void npy_writer::write(const void* data, std::size_t bytes) {
+  if (bytes > data_bytes_ - data_written_) {
+    file_.abort();
+    throw io_error(path(), "npy_writer: " + std::to_string(data_written_ + bytes) + " data bytes written, more than the " +
+                               std::to_string(data_bytes_) + " that shape " + shape_text(shape_) + " of " +
+                               std::string(npy_descr(type_)) + " holds");
+  }
+  file_.write(data, bytes);
+  data_written_ += bytes;
+}
+
+void npy_writer::commit() {
+  if (data_written_ != data_bytes_) {
+    file_.abort();
+    throw io_error(path(), "npy_writer: only " + std::to_string(data_written_) + " of the " +
+                               std::to_string(data_bytes_) + " data bytes that shape " + shape_text(shape_) + " of " +
+                               std::string(npy_descr(type_)) + " needs were written");
+  }
+  file_.commit();
+}
+
+}  // namespace scanlab::io

@@ -1,1 +1,269 @@
-int main() { return 0; }
+// scanlab-gen: writes a synthetic dataset as a .npy file, of any size.
+//
+// The array is never held whole: it is generated in chunks of 8 MiB on worker threads
+// (scanlab::gen is counter-based, so chunks are independent) while the main thread streams the
+// finished chunks to an npy_writer; the file appears under its name only when complete.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <future>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/cli.hpp"
+#include "common/generate.hpp"
+#include "common/npy.hpp"
+
+namespace {
+
+using namespace scanlab;
+using clock_type = std::chrono::steady_clock;
+
+constexpr const char* program = "scanlab-gen";
+
+// 8 MiB per chunk: large enough that thread hand-offs cost nothing, and a whole number of
+// nearly-sorted blocks (2^16 elements) for every dtype, so no block is set up twice.
+constexpr std::size_t chunk_bytes = std::size_t{8} << 20;
+static_assert(chunk_bytes % (static_cast<std::size_t>(gen::nearly_sorted_block) * 8) == 0);
+
+// Set by SIGINT/SIGTERM: the writing loop stops, and the temporary file is removed on the way out.
+volatile std::sig_atomic_t interrupted = 0;
+extern "C" void on_signal(int) { interrupted = 1; }
+
+// "1.23 GB" (decimal units, as disks are sold).
+std::string show_bytes(double bytes) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  int unit = 0;
+  while (bytes >= 1000.0 && unit < 4) {
+    bytes /= 1000.0;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", bytes, units[unit]);
+  return text;
+}
+
+// A one-line progress bar on stderr, redrawn at most 10 times a second, only on a terminal.
+class progress_bar {
+ public:
+  progress_bar(std::uint64_t total, bool enabled) : total_(total), enabled_(enabled && isatty(STDERR_FILENO) == 1) {}
+  progress_bar(const progress_bar&) = delete;
+  progress_bar& operator=(const progress_bar&) = delete;
+  ~progress_bar() { clear(); }
+
+  void update(std::uint64_t done, bool force = false) {
+    if (!enabled_) return;
+    const auto now = clock_type::now();
+    if (!force && drawn_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    drawn_ = true;
+    const double fraction = total_ == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total_);
+    constexpr int width = 30;
+    const int filled = static_cast<int>(fraction * width);
+    const double seconds = std::chrono::duration<double>(now - start_).count();
+    std::string line = "\r" + std::string(program) + ": [" + std::string(static_cast<std::size_t>(filled), '#') +
+                       std::string(static_cast<std::size_t>(width - filled), ' ') + "] ";
+    char percent[16];
+    std::snprintf(percent, sizeof percent, "%3d%% ", static_cast<int>(fraction * 100.0));
+    line += percent + show_bytes(static_cast<double>(done)) + " / " + show_bytes(static_cast<double>(total_));
+    if (seconds > 0.2) line += ", " + show_bytes(static_cast<double>(done) / seconds) + "/s";
+    line += "\033[K";  // erase what a longer previous line left
+    std::cerr << line << std::flush;
+  }
+
+  void clear() {
+    if (enabled_ && drawn_) std::cerr << "\r\033[K" << std::flush;
+    drawn_ = false;
+  }
+
+ private:
+  std::uint64_t total_;
+  bool enabled_;
+  bool drawn_ = false;
+  clock_type::time_point start_ = clock_type::now();
+  clock_type::time_point last_ = start_;
+};
+
+// Generates the dataset chunk by chunk on `threads` workers and streams it to `path`.
+void write_dataset(const gen::spec& s, io::dtype t, std::int64_t n, const std::filesystem::path& path,
+                   unsigned threads, progress_bar& progress) {
+  io::npy_writer writer(path, t, {n});
+  const std::size_t element = io::size_of(t);
+  const auto chunk = static_cast<std::int64_t>(chunk_bytes / element);
+  const std::int64_t chunks = (n + chunk - 1) / chunk;
+  const std::uint64_t total = static_cast<std::uint64_t>(n) * element;
+
+  // While chunk c is written, chunks c+1 .. c+threads are being generated: threads + 1 buffers.
+  const std::size_t buffer_count = threads + 1;
+  const auto buffer_bytes = static_cast<std::size_t>(std::min(chunk, std::max<std::int64_t>(n, 1))) * element;
+  std::vector<std::unique_ptr<std::byte[]>> buffers;
+  for (std::size_t b = 0; b < buffer_count && static_cast<std::int64_t>(b) < chunks; ++b) {
+    buffers.push_back(std::make_unique_for_overwrite<std::byte[]>(buffer_bytes));
+  }
+  // Declared after the buffers: on an error the futures are waited for before the buffers go.
+  std::deque<std::future<void>> pending;
+  const auto launch = [&](std::int64_t c) {
+    std::byte* buffer = buffers[static_cast<std::size_t>(c) % buffer_count].get();
+    const std::int64_t first = c * chunk;
+    const std::int64_t count = std::min(chunk, n - first);
+    pending.push_back(std::async(std::launch::async, [&s, t, n, first, count, buffer] {
+      gen::generate(s, t, n, first, count, buffer);
+    }));
+  };
+  for (std::int64_t c = 0; c < chunks && c < static_cast<std::int64_t>(threads); ++c) launch(c);
+
+  std::uint64_t written = 0;
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    pending.front().get();
+    pending.pop_front();
+    if (c + threads < chunks) launch(c + threads);
+    if (interrupted != 0) throw std::runtime_error("interrupted; nothing written");
+    const std::int64_t count = std::min(chunk, n - c * chunk);
+    const std::size_t bytes = static_cast<std::size_t>(count) * element;
+    writer.write(buffers[static_cast<std::size_t>(c) % buffer_count].get(), bytes);
+    written += bytes;
+    progress.update(written);
+  }
+  progress.update(total, true);
+  writer.commit();
+}
+
+std::string help_footer() {
+  std::string text = "Distributions (--dist):\n";
+  for (gen::distribution d : gen::all_distributions) {
+    std::string name(gen::name(d));
+    name.resize(std::max<std::size_t>(name.size() + 2, 18), ' ');
+    text += "  " + name + std::string(gen::summary(d)) + "\n";
+  }
+  text +=
+      "\nIntegers draw from their whole range; floats from [0, 1) on a grid of 2^24 (float32) or 2^53\n"
+      "(float64) points, except normal (N(0, 1)), zipf (the rank) and constant (the value).\n"
+      "Integer normal is centred in the range with standard deviation range/8, rounded and clamped.\n"
+      "sorted: element i = floor((i + u_i) * R / n) steps up the R grid values, u_i uniform in [0, 1).\n"
+      "nearly-sorted moves elements only within their block of 65536. few-unique needs k <= the number\n"
+      "of values of the dtype.\n"
+      "\nElement types (--dtype): " +
+      io::dtype_choices() +
+      " (also u8, i32, f32, float, double, <f4, ...).\n"
+      "Element counts (--n): 1000, 1e9, 2.5e6, 2^28; the suffixes K, M, G are powers of 1024\n"
+      "(16M = 2^24 = 16777216, 1G = 2^30).\n"
+      "\nThe bytes depend only on the distribution, its parameters, the seed, the dtype and n: the\n"
+      "same command writes the same file on any machine and any thread count. The file appears only\n"
+      "when complete. Exit codes: 0 success, 1 error, 2 bad command line.";
+  return text;
+}
+
+int run(int argc, char** argv) {
+  std::string dist_text = "uniform";
+  std::string count_text = "16M";
+  std::string dtype_text = "float32";
+  std::string output;
+  gen::spec s;
+  bool quiet = false;
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+
+  CLI::App parser("Writes a synthetic dataset of any size as a .npy file.", program);
+  parser.set_version_flag("--version", std::string(program) + " (scanlab) " + SCANLAB_VERSION);
+  parser.add_option("--dist", dist_text, "Distribution: " + gen::distribution_choices())->capture_default_str();
+  parser.add_option("--n", count_text, "Number of elements, e.g. 1000, 1e9, 2^28, 16M")->capture_default_str();
+  parser.add_option("--dtype", dtype_text, "Element type: " + io::dtype_choices())->capture_default_str();
+  parser.add_option("--seed", s.seed, "Seed: the same seed gives the same bytes")->capture_default_str();
+  parser.add_option("-o,--output", output, "The .npy file to write (required)");
+  auto* swap_option = parser.add_option("--swap-fraction", s.swap_fraction,
+                                        "nearly-sorted: fraction of the elements moved by swaps, in [0, 1]")
+                          ->capture_default_str();
+  auto* unique_option =
+      parser.add_option("--unique", s.unique, "few-unique: number of distinct values k >= 1")->capture_default_str();
+  auto* zipf_s_option = parser.add_option("--zipf-s", s.zipf_s, "zipf: exponent s > 0")->capture_default_str();
+  auto* zipf_ranks_option =
+      parser.add_option("--zipf-ranks", s.zipf_ranks, "zipf: ranks 1..K (capped at what the dtype holds exactly)")
+          ->capture_default_str();
+  auto* and_option =
+      parser.add_option("--and-count", s.and_count, "entropy-reduced: AND of k uniform words, 1 <= k <= 64")
+          ->capture_default_str();
+  auto* value_option =
+      parser.add_option("--value", s.value, "constant: the value of every element")->capture_default_str();
+  parser.add_option("--threads", threads, "Generator threads (default: all cores)")->check(CLI::Range(1u, 1024u));
+  parser.add_flag("-q,--quiet", quiet, "No progress bar, warnings or summary line");
+  parser.footer(help_footer());
+
+  try {
+    parser.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return parser.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    std::cerr << program << ": error: " << e.what() << " (see --help)\n";
+    return cli::exit_usage;
+  }
+
+  const auto dist = gen::parse_distribution(dist_text);
+  if (!dist) {
+    throw std::invalid_argument("unknown distribution '" + dist_text + "' (choose one of " +
+                                gen::distribution_choices() + ")");
+  }
+  s.dist = *dist;
+  const auto type = io::parse_dtype(dtype_text);
+  if (!type) throw std::invalid_argument("unknown dtype '" + dtype_text + "' (choose one of " + io::dtype_choices() + ")");
+  if (!count_text.empty() && count_text.front() == '-') {
+    throw std::invalid_argument("--n " + count_text + ": the element count must be >= 0");
+  }
+  const std::int64_t n = cli::parse_count(count_text);
+  if (output.empty()) throw std::invalid_argument("no output file: give -o FILE.npy");
+  const std::filesystem::path path = output;
+  if (path.extension() != ".npy") throw std::invalid_argument("-o " + output + ": scanlab-gen writes .npy files");
+  gen::validate(s, *type, n);
+
+  if (!quiet) {
+    // A parameter another distribution uses is most likely a mistake: say it is ignored.
+    const std::pair<CLI::Option*, gen::distribution> parameters[] = {
+        {swap_option, gen::distribution::nearly_sorted}, {unique_option, gen::distribution::few_unique},
+        {zipf_s_option, gen::distribution::zipf},        {zipf_ranks_option, gen::distribution::zipf},
+        {and_option, gen::distribution::entropy_reduced}, {value_option, gen::distribution::constant}};
+    for (const auto& [option, user] : parameters) {
+      if (option->count() > 0 && user != s.dist) {
+        std::cerr << program << ": warning: " << option->get_name() << " is ignored by " << gen::name(s.dist) << '\n';
+      }
+    }
+  }
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  const auto start = clock_type::now();
+  {
+    progress_bar progress(static_cast<std::uint64_t>(n) * io::size_of(*type), !quiet);
+    write_dataset(s, *type, n, path, threads, progress);
+  }
+  const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  if (!quiet) {
+    std::error_code ec;
+    const std::uintmax_t bytes = std::filesystem::file_size(path, ec);
+    std::cout << program << ": wrote " << n << " x " << io::name(*type) << ", " << gen::describe(s) << ", seed "
+              << s.seed << " to " << output << ": " << (ec ? std::string("?") : std::to_string(bytes))
+              << " bytes in " << std::fixed << std::setprecision(2) << seconds << " s\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << program << ": error: " << e.what() << '\n';
+  } catch (...) {
+    std::cerr << program << ": error: unknown exception\n";
+  }
+  return interrupted != 0 ? 130 : cli::exit_error;
+}

@@ -1,1 +1,840 @@
+// Dataset I/O: .npy reading and writing, atomic output, raw binary and text files, convert().
+// CPU only. Every test works in its own temporary directory, removed afterwards.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/array.hpp"
+#include "common/atomic_file.hpp"
+#include "common/dataset.hpp"
+#include "common/npy.hpp"
+#include "common/test_util.hpp"
+
+namespace fs = std::filesystem;
+using namespace scanlab::io;
+
+namespace {
+
+// ---- Helpers ----
+
+class io_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(info->test_suite_name()) + "." + info->name();
+    for (char& c : name) {
+      if (c == '/') c = '_';
+    }
+    dir_ = fs::temp_directory_path() / ("scanlab_test_io_" + std::to_string(::getpid()) + "_" + name);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+
+  fs::path file(const std::string& name) const { return dir_ / name; }
+
+  // The names in the test directory (temporary files included).
+  std::vector<std::string> listing() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+void write_bytes(const fs::path& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ASSERT_TRUE(out.good()) << path;
+}
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+template <class T>
+std::string bytes_of(const std::vector<T>& values) {
+  return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
+
+// A .npy file by hand: magic, version, header length (2 bytes for 1.x, 4 for 2.x/3.x), header, data.
+std::string npy_bytes(int major, std::string_view header, std::string_view data = {}, int minor = 0) {
+  std::string out("\x93NUMPY", 6);
+  out += static_cast<char>(major);
+  out += static_cast<char>(minor);
+  const auto length = static_cast<std::uint32_t>(header.size());
+  const int length_bytes = major == 1 ? 2 : 4;
+  for (int i = 0; i < length_bytes; ++i) out += static_cast<char>((length >> (8 * i)) & 0xff);
+  out += header;
+  out += data;
+  return out;
+}
+
+// Runs `action`, expecting an io_error with a one-line message containing every phrase.
+void expect_io_error(const std::function<void()>& action, std::initializer_list<std::string_view> phrases) {
+  try {
+    action();
+    ADD_FAILURE() << "no io_error thrown; expected one containing \"" << *phrases.begin() << "\"";
+  } catch (const io_error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "message is not one line: " << message;
+    for (std::string_view phrase : phrases) {
+      EXPECT_NE(message.find(phrase), std::string::npos) << "\"" << phrase << "\" not in: " << message;
+    }
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "threw something other than io_error: " << e.what();
+  }
+}
+
+// A host_array of random bytes (every bit pattern, so NaNs too: compared bytewise).
+host_array random_array(dtype type, std::vector<std::int64_t> shape, std::uint64_t seed) {
+  host_array array(type, std::move(shape));
+  std::mt19937_64 rng(seed);
+  std::size_t i = 0;
+  for (; i + 8 <= array.bytes(); i += 8) {
+    const std::uint64_t bits = rng();
+    std::memcpy(array.data() + i, &bits, 8);
+  }
+  for (; i < array.bytes(); ++i) array.data()[i] = static_cast<std::byte>(rng());
+  return array;
+}
+
+bool same_bytes(const host_array& a, const host_array& b) {
+  return a.type() == b.type() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.bytes()) == 0;
+}
+
+template <class T>
+host_array array_of(std::vector<T> values) {
+  host_array array(dtype_of<T>(), {static_cast<std::int64_t>(values.size())});
+  if (!values.empty()) std::memcpy(array.data(), values.data(), array.bytes());
+  return array;
+}
+
+template <class T>
+std::vector<T> values_of(const host_array& array) {
+  const auto view = array.as<T>();
+  return {view.begin(), view.end()};
+}
+
+// ---- .npy round trips over every dtype ----
+
+template <class T>
+class npy_round_trip : public io_test {};
+using element_types = ::testing::Types<std::uint8_t, std::int8_t, std::uint16_t, std::int16_t, std::uint32_t,
+                                       std::int32_t, std::uint64_t, std::int64_t, float, double>;
+TYPED_TEST_SUITE(npy_round_trip, element_types);
+
+TYPED_TEST(npy_round_trip, shapes_including_empty_and_large) {
+  const std::uint64_t seed = scanlab::test::test_seed();
+  SCOPED_TRACE(scanlab::test::seed_trace(seed));
+  const dtype type = dtype_of<TypeParam>();
+  const std::vector<std::vector<std::int64_t>> shapes = {{0},     {1},    {7},    {63},    {64},     {65},
+                                                         {3, 4},  {1, 1}, {0, 5}, {3, 0},  {17, 33}, {1000000},
+                                                         {1000, 1000}};
+  for (const auto& shape : shapes) {
+    SCOPED_TRACE(::testing::Message() << "shape size " << shape.size() << ": " << shape[0]
+                                      << (shape.size() > 1 ? "x" + std::to_string(shape[1]) : ""));
+    const host_array written = random_array(type, shape, seed + shape[0]);
+    const fs::path path = this->file("a.npy");
+    write_npy(path, written);
+
+    const npy_header header = read_npy_header(path);
+    EXPECT_EQ(header.data_offset % 64, 0u);
+    EXPECT_EQ(header.version_major, 1);
+    EXPECT_EQ(header.type, type);
+    EXPECT_EQ(header.shape, shape);
+    EXPECT_EQ(fs::file_size(path), header.data_offset + written.bytes());
+
+    const host_array read = read_npy(path);
+    EXPECT_TRUE(same_bytes(written, read));
+    EXPECT_EQ(this->listing(), std::vector<std::string>{"a.npy"});  // no temporary left
+  }
+}
+
+TYPED_TEST(npy_round_trip, streaming_writer_in_uneven_pieces) {
+  const std::uint64_t seed = scanlab::test::test_seed();
+  SCOPED_TRACE(scanlab::test::seed_trace(seed));
+  const host_array written = random_array(dtype_of<TypeParam>(), {123, 45}, seed);
+  const fs::path path = this->file("s.npy");
+  {
+    npy_writer writer(path, written.type(), written.shape());
+    std::size_t offset = 0;
+    std::size_t piece = 1;
+    while (offset < written.bytes()) {
+      const std::size_t n = std::min(piece, written.bytes() - offset);
+      writer.write(written.data() + offset, n);
+      offset += n;
+      piece = piece * 3 + 1;
+    }
+    EXPECT_EQ(writer.data_written(), written.bytes());
+    writer.commit();
+  }
+  EXPECT_TRUE(same_bytes(written, read_npy(path)));
+  EXPECT_EQ(read_bytes(path), make_npy_header(written.type(), written.shape()) +
+                                  std::string(reinterpret_cast<const char*>(written.data()), written.bytes()));
+}
+
+// ---- The header as numpy.save writes it ----
+
+using npy_format = io_test;
+
+TEST_F(npy_format, matches_numpy_byte_for_byte) {
+  // np.save("a.npy", np.array([1, 2, 3], dtype="<i4")) with NumPy 1.24: the 57-character dict,
+  // 20 spare spaces for growing the first axis (21 digits - len("3")), 40 spaces of padding
+  // and '\n': a header of 118 bytes (length 'v', 0x76), data at offset 128.
+  const std::string dict = "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }";
+  ASSERT_EQ(dict.size(), 57u);
+  const std::string expected_header = std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict + std::string(60, ' ') + "\n";
+  const std::string expected = expected_header + std::string("\x01\0\0\0\x02\0\0\0\x03\0\0\0", 12);
+
+  EXPECT_EQ(make_npy_header(dtype::i32, {3}), expected_header);
+  write_npy(file("a.npy"), array_of<std::int32_t>({1, 2, 3}));
+  EXPECT_EQ(read_bytes(file("a.npy")), expected);
+
+  // np.zeros((2, 3)): '<f8' and the tuple written "(2, 3)".
+  const std::string dict2 = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }";
+  EXPECT_EQ(make_npy_header(dtype::f64, {2, 3}),
+            std::string("\x93NUMPY\x01\x00\x76\x00", 10) + dict2 + std::string(58, ' ') + "\n");
+  // A 1-byte type is '|u1'.
+  EXPECT_NE(make_npy_header(dtype::u8, {5}).find("'descr': '|u1'"), std::string::npos);
+}
+
+TEST_F(npy_format, header_always_padded_to_64) {
+  for (dtype type : all_dtypes) {
+    for (std::vector<std::int64_t> shape :
+         {std::vector<std::int64_t>{0}, {9}, {12345678}, {std::numeric_limits<std::int32_t>::max()}, {3, 5},
+          {1234567890123, 7}, {0, 0}}) {
+      const std::string header = make_npy_header(type, shape);
+      EXPECT_EQ(header.size() % 64, 0u);
+      EXPECT_EQ(header.back(), '\n');
+      EXPECT_EQ(header.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+      EXPECT_EQ(static_cast<std::size_t>(static_cast<unsigned char>(header[8]) |
+                                         (static_cast<unsigned char>(header[9]) << 8)),
+                header.size() - 10);
+    }
+  }
+  EXPECT_THROW(make_npy_header(dtype::f32, {}), std::invalid_argument);
+  EXPECT_THROW(make_npy_header(dtype::f32, {1, 2, 3}), std::invalid_argument);
+}
+
+// ---- Reading files written by hand ----
+
+using npy_read = io_test;
+
+TEST_F(npy_read, versions_1_2_3) {
+  const std::vector<double> values = {1.5, -2.25, 1e300};
+  const std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
+  for (int major : {1, 2, 3}) {
+    SCOPED_TRACE(major);
+    write_bytes(file("v.npy"), npy_bytes(major, dict + "\n", bytes_of(values)));
+    const host_array a = read_npy(file("v.npy"));
+    EXPECT_EQ(read_npy_header(file("v.npy")).version_major, major);
+    EXPECT_EQ(values_of<double>(a), values);
+  }
+  // 3.0: a UTF-8 header (an extra key with a non-ASCII value is ignored).
+  write_bytes(file("u.npy"),
+              npy_bytes(3, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), 'note': 'caf\xc3\xa9', }\n",
+                        bytes_of(values)));
+  EXPECT_EQ(values_of<double>(read_npy(file("u.npy"))), values);
+}
+
+TEST_F(npy_read, odd_paddings_and_spellings) {
+  const std::vector<std::int16_t> values = {1, -2, 300, -32768, 32767};
+  const std::string data = bytes_of(values);
+  const std::vector<std::string> headers = {
+      "{'descr': '<i2', 'fortran_order': False, 'shape': (5,), }",        // no padding at all
+      "{'descr': '<i2', 'fortran_order': False, 'shape': (5,), }\n",      // just the newline
+      "{'descr': '<i2', 'fortran_order': False, 'shape': (5,)}   \t\n",  // no trailing comma, tab
+      "{'descr':'<i2','fortran_order':False,'shape':(5,)}" + std::string(4000, ' ') + "\n",  // long padding
+      "  {\"shape\": (5,), \"descr\": \"<i2\", \"fortran_order\": False}\n",  // double quotes, any order
+      "{'descr': '<i2', 'fortran_order': False, 'shape': (5L,), }\n",     // Python 2 long
+      "{'descr': '=i2', 'fortran_order': False, 'shape': [5], }\n",       // native order, list shape
+      "{'descr': 'i2', 'fortran_order': False, 'shape': (5,), 'extra': (1, [2, None]), }\n",
+      "{'descr': '<i2', 'fortran_order': False, 'shape': (5,), }" + std::string(7, '\0'),  // NUL padding
+  };
+  for (const std::string& header : headers) {
+    SCOPED_TRACE(header.substr(0, 70));
+    write_bytes(file("p.npy"), npy_bytes(1, header, data));
+    const host_array a = read_npy(file("p.npy"));
+    EXPECT_EQ(a.shape(), (std::vector<std::int64_t>{5}));
+    EXPECT_EQ(values_of<std::int16_t>(a), values);
+  }
+}
+
+TEST_F(npy_read, one_byte_types_any_order) {
+  for (std::string descr : {"|u1", "<u1", "=u1", ">u1", "u1"}) {
+    write_bytes(file("b.npy"),
+                npy_bytes(1, "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (2,), }\n", "\x07\xff"));
+    EXPECT_EQ(values_of<std::uint8_t>(read_npy(file("b.npy"))), (std::vector<std::uint8_t>{7, 255})) << descr;
+  }
+  write_bytes(file("c.npy"), npy_bytes(1, "{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }\n", "\x07\xff"));
+  EXPECT_EQ(values_of<std::int8_t>(read_npy(file("c.npy"))), (std::vector<std::int8_t>{7, -1}));
+}
+
+TEST_F(npy_read, two_d_and_scalar) {
+  const std::vector<float> values = {1, 2, 3, 4, 5, 6};
+  write_bytes(file("m.npy"), npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n",
+                                       bytes_of(values)));
+  const host_array m = read_npy(file("m.npy"));
+  EXPECT_EQ(m.shape(), (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(values_of<float>(m), values);
+
+  // A 0-d scalar reads as one element, 1-D.
+  write_bytes(file("s.npy"), npy_bytes(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (), }\n",
+                                       bytes_of(std::vector<std::int64_t>{-42})));
+  const host_array s = read_npy(file("s.npy"));
+  EXPECT_EQ(s.shape(), (std::vector<std::int64_t>{1}));
+  EXPECT_EQ(values_of<std::int64_t>(s), (std::vector<std::int64_t>{-42}));
+
+  // Data need not be aligned: an 11-byte header puts it at offset 21.
+  write_bytes(file("u.npy"), npy_bytes(1, "{'descr':'<f4','fortran_order':False,'shape':(6,)}", bytes_of(values)));
+  EXPECT_EQ(read_npy_header(file("u.npy")).data_offset, 61u);
+  EXPECT_EQ(values_of<float>(read_npy(file("u.npy"))), values);
+}
+
+// ---- Malformed files: one io_error each, naming the file and the problem ----
+
+TEST_F(npy_read, malformed_files) {
+  const std::string f4_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }\n";
+  const std::string f4_data(16, '\0');
+  struct bad_case {
+    std::string label;
+    std::string bytes;
+    std::vector<std::string_view> phrases;
+  };
+  const auto with_dict = [&](const std::string& dict, const std::string& data = std::string(16, '\0')) {
+    return npy_bytes(1, dict, data);
+  };
+  const std::vector<bad_case> cases = {
+      {"empty", "", {"bad magic"}},
+      {"zip", std::string("PK\x03\x04 not numpy at all", 22), {"bad magic"}},
+      {"text", "1,2,3\n4,5,6\n", {"bad magic"}},
+      {"magic prefix only", std::string("\x93NUM", 4), {"truncated header"}},
+      {"no length", std::string("\x93NUMPY\x01\x00\x10", 9), {"truncated header"}},
+      {"version 4.0", npy_bytes(4, f4_dict, f4_data), {"unsupported .npy version 4.0"}},
+      {"version 1.1", npy_bytes(1, f4_dict, f4_data, 1), {"unsupported .npy version 1.1"}},
+      {"version 0.0", npy_bytes(0, f4_dict, f4_data), {"unsupported .npy version 0.0"}},
+      {"header cut", npy_bytes(1, f4_dict).substr(0, 30), {"truncated header", "needs"}},
+      {"header too long", npy_bytes(2, std::string(20000, ' ')), {"header length 20000", "10000"}},
+      {"not a dict", with_dict("[1, 2, 3]\n"), {"header is not a valid dict"}},
+      {"garbage", with_dict("{'descr': <f4, }\n"), {"header is not a valid dict"}},
+      {"unclosed", with_dict("{'descr': '<f4', 'shape': (4,\n"), {"header is not a valid dict"}},
+      {"trailing junk", with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), } x\n"),
+       {"header is not a valid dict"}},
+      {"missing shape", with_dict("{'descr': '<f4', 'fortran_order': False}\n"), {"missing key 'shape'"}},
+      {"missing descr", with_dict("{'fortran_order': False, 'shape': (4,)}\n"), {"missing key 'descr'"}},
+      {"missing fortran", with_dict("{'descr': '<f4', 'shape': (4,)}\n"), {"missing key 'fortran_order'"}},
+      {"shape not tuple", with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': 4}\n"), {"'shape' is"}},
+      {"shape of strings", with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': ('4',)}\n"), {"'shape'"}},
+      {"shape float", with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (4.0,)}\n"),
+       {"header is not a valid dict"}},
+      {"negative extent", with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (-4,)}\n"), {"negative"}},
+      {"fortran not bool", with_dict("{'descr': '<f4', 'fortran_order': 0, 'shape': (4,)}\n"), {"'fortran_order'"}},
+      {"complex", with_dict("{'descr': '<c8', 'fortran_order': False, 'shape': (2,)}\n"),
+       {"unsupported dtype '<c8'", "<f4"}},
+      {"half", with_dict("{'descr': '<f2', 'fortran_order': False, 'shape': (8,)}\n"), {"unsupported dtype '<f2'"}},
+      {"bool", with_dict("{'descr': '|b1', 'fortran_order': False, 'shape': (16,)}\n"), {"unsupported dtype '|b1'"}},
+      {"bytes", with_dict("{'descr': '|S4', 'fortran_order': False, 'shape': (4,)}\n"), {"unsupported dtype '|S4'"}},
+      {"pipe multibyte", with_dict("{'descr': '|i4', 'fortran_order': False, 'shape': (4,)}\n"),
+       {"unsupported dtype '|i4'"}},
+      {"structured", with_dict("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (4,)}\n"),
+       {"structured"}},
+      {"object", with_dict("{'descr': '|O', 'fortran_order': False, 'shape': (2,)}\n"), {"object dtype '|O'"}},
+      {"big-endian", with_dict("{'descr': '>i4', 'fortran_order': False, 'shape': (4,)}\n"),
+       {"big-endian dtype '>i4'"}},
+      {"fortran order", with_dict("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2)}\n"),
+       {"fortran_order True"}},
+      {"3-D", with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4)}\n"),
+       {"3-D shape (2, 3, 4)", "only 1-D and 2-D"}},
+      {"huge shape", with_dict("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 8)}\n"),
+       {"too large"}},
+      {"short data", with_dict(f4_dict, std::string(15, '\0')), {"truncated data", "needs 16 bytes, file has 15"}},
+      {"no data", with_dict(f4_dict, ""), {"truncated data", "file has 0"}},
+      {"trailing bytes", with_dict(f4_dict, std::string(20, '\0')),
+       {"shape and size disagree", "needs 16 bytes, file has 20"}},
+      {"claims 1e12 elements", with_dict("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000,)}\n"),
+       {"truncated data", "needs 8000000000000 bytes"}},
+  };
+  for (const bad_case& c : cases) {
+    SCOPED_TRACE(c.label);
+    const fs::path path = file("bad_" + std::to_string(&c - cases.data()) + ".npy");
+    write_bytes(path, c.bytes);
+    expect_io_error([&] { (void)read_npy(path); }, {path.filename().string()});
+    for (std::string_view phrase : c.phrases) expect_io_error([&] { (void)read_npy(path); }, {phrase});
+  }
+}
+
+TEST_F(npy_read, truncated_data_message) {
+  const fs::path path = file("data.npy");
+  write_bytes(path, npy_bytes(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }\n",
+                              std::string(3996, '\0')));
+  try {
+    (void)read_npy(path);
+    FAIL() << "no error";
+  } catch (const io_error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path.string() + ": truncated data: shape (1000,) of <f4 needs 4000 bytes, file has 3996");
+  }
+}
+
+TEST_F(npy_read, missing_or_not_a_file) {
+  expect_io_error([&] { (void)read_npy(file("absent.npy")); }, {"absent.npy", "cannot open", "No such file"});
+  fs::create_directory(file("folder.npy"));
+  expect_io_error([&] { (void)read_npy(file("folder.npy")); }, {"folder.npy", "is a directory"});
+}
+
+// ---- npy_writer and atomic output ----
+
+using npy_writer_test = io_test;
+
+TEST_F(npy_writer_test, destroyed_without_commit_leaves_nothing) {
+  {
+    npy_writer writer(file("w.npy"), dtype::i32, {4});
+    const std::int32_t values[4] = {1, 2, 3, 4};
+    writer.write(values, sizeof values);
+    EXPECT_EQ(listing().size(), 1u);  // the temporary file
+    EXPECT_EQ(listing()[0].rfind(".w.npy.tmp.", 0), 0u) << listing()[0];
+  }
+  EXPECT_TRUE(listing().empty());
+}
+
+TEST_F(npy_writer_test, too_few_bytes_is_an_error_and_leaves_nothing) {
+  npy_writer writer(file("w.npy"), dtype::f64, {3, 2});
+  const double values[5] = {};
+  writer.write(values, sizeof values);
+  expect_io_error([&] { writer.commit(); }, {"w.npy", "40 of the 48 data bytes", "(3, 2)"});
+  EXPECT_TRUE(listing().empty());  // removed at once, not only when the writer dies
+  expect_io_error([&] { writer.commit(); }, {"w.npy"});
+  EXPECT_TRUE(listing().empty());
+}
+
+TEST_F(npy_writer_test, too_many_bytes_is_an_error_and_leaves_nothing) {
+  npy_writer writer(file("w.npy"), dtype::u16, {3});
+  const std::uint16_t values[4] = {};
+  writer.write(values, 4);
+  expect_io_error([&] { writer.write(values, 4); }, {"w.npy", "more than the 6"});
+  EXPECT_TRUE(listing().empty());
+  expect_io_error([&] { writer.write(values, 2); }, {"w.npy"});
+  expect_io_error([&] { writer.commit(); }, {"w.npy"});
+  EXPECT_TRUE(listing().empty());
+}
+
+TEST_F(npy_writer_test, failed_write_keeps_existing_target) {
+  const fs::path path = file("keep.npy");
+  write_npy(path, array_of<float>({1, 2, 3}));
+  const std::string before = read_bytes(path);
+  {
+    npy_writer writer(path, dtype::f32, {5});
+    const float values[5] = {9, 9, 9, 9, 9};
+    writer.write(values, 8);
+    expect_io_error([&] { writer.commit(); }, {"keep.npy"});
+  }
+  {
+    npy_writer writer(path, dtype::f32, {5});
+    const float values[5] = {9, 9, 9, 9, 9};
+    writer.write(values, sizeof values);
+    // destroyed without commit
+  }
+  EXPECT_EQ(read_bytes(path), before);
+  EXPECT_EQ(listing(), std::vector<std::string>{"keep.npy"});
+
+  // A commit replaces it.
+  npy_writer writer(path, dtype::f32, {1});
+  const float one = 7;
+  writer.write(&one, sizeof one);
+  writer.commit();
+  EXPECT_EQ(values_of<float>(read_npy(path)), std::vector<float>{7});
+  EXPECT_EQ(listing(), std::vector<std::string>{"keep.npy"});
+}
+
+TEST_F(npy_writer_test, moved_writer_still_commits) {
+  npy_writer first(file("m.npy"), dtype::i8, {2});
+  npy_writer second = std::move(first);
+  const std::int8_t values[2] = {-1, 1};
+  second.write(values, 2);
+  second.commit();
+  EXPECT_EQ(values_of<std::int8_t>(read_npy(file("m.npy"))), (std::vector<std::int8_t>{-1, 1}));
+  EXPECT_EQ(listing(), std::vector<std::string>{"m.npy"});
+}
+
+TEST_F(npy_writer_test, bad_directory_or_shape) {
+  expect_io_error([&] { npy_writer w(file("missing/out.npy"), dtype::f32, {1}); },
+                  {"missing/out.npy", "does not exist"});
+  expect_io_error([&] { npy_writer w(file("cube.npy"), dtype::f32, {2, 2, 2}); }, {"cube.npy", "3-D"});
+  expect_io_error([&] { npy_writer w(file("neg.npy"), dtype::f32, {-1}); }, {"neg.npy", "negative"});
+  EXPECT_TRUE(listing().empty());
+  expect_io_error([&] { write_npy(file("missing/out.npy"), array_of<float>({1})); },
+                  {"missing/out.npy", "does not exist"});
+}
+
+using atomic_file_test = io_test;
+
+TEST_F(atomic_file_test, writes_and_replaces) {
+  write_file_atomically(file("r.json"), "{\"a\": 1}\n");
+  EXPECT_EQ(read_bytes(file("r.json")), "{\"a\": 1}\n");
+  write_file_atomically(file("r.json"), "");
+  EXPECT_EQ(read_bytes(file("r.json")), "");
+  EXPECT_EQ(listing(), std::vector<std::string>{"r.json"});
+}
+
+TEST_F(atomic_file_test, temp_file_beside_target) {
+  atomic_file f(file("t.txt"));
+  EXPECT_EQ(f.temp_path().parent_path(), dir_);
+  const std::string name = f.temp_path().filename().string();
+  EXPECT_EQ(name.rfind(".t.txt.tmp." + std::to_string(::getpid()) + ".", 0), 0u) << name;
+  EXPECT_TRUE(fs::exists(f.temp_path()));
+  f.write("abc");
+  EXPECT_EQ(f.bytes_written(), 3u);
+  const fs::path temp = f.temp_path();
+  f.commit();
+  EXPECT_FALSE(fs::exists(temp));
+  EXPECT_EQ(read_bytes(file("t.txt")), "abc");
+  expect_io_error([&] { f.write("more"); }, {"t.txt"});
+}
+
+TEST_F(atomic_file_test, two_at_once_get_different_temp_files) {
+  atomic_file a(file("x"));
+  atomic_file b(file("x"));
+  EXPECT_NE(a.temp_path(), b.temp_path());
+  a.write("a");
+  b.write("b");
+  a.commit();
+  b.commit();
+  EXPECT_EQ(read_bytes(file("x")), "b");
+}
+
+TEST_F(atomic_file_test, relative_path_in_current_directory) {
+  const fs::path saved = fs::current_path();
+  fs::current_path(dir_);
+  write_file_atomically("plain.txt", "hello");
+  fs::current_path(saved);
+  EXPECT_EQ(read_bytes(file("plain.txt")), "hello");
+}
+
+TEST_F(atomic_file_test, unusable_targets) {
+  expect_io_error([&] { write_file_atomically(file("nope/r.json"), "x"); }, {"nope/r.json", "does not exist"});
+  write_bytes(file("plain"), "x");
+  expect_io_error([&] { write_file_atomically(file("plain/r.json"), "x"); }, {"plain/r.json", "not a directory"});
+  fs::create_directory(file("sub"));
+  expect_io_error([&] { write_file_atomically(file("sub"), "x"); }, {"sub", "is a directory"});
+  expect_io_error([&] { write_file_atomically(dir_ / "", "x"); }, {"not a file name"});
+}
+
+TEST_F(atomic_file_test, unwritable_directory) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: directory permissions are not enforced";
+  fs::create_directory(file("ro"));
+  fs::permissions(file("ro"), fs::perms::owner_read | fs::perms::owner_exec);
+  expect_io_error([&] { write_file_atomically(file("ro/r.json"), "x"); }, {"ro/r.json", "Permission denied"});
+  fs::permissions(file("ro"), fs::perms::owner_all);
+}
+
+// ---- Raw binary ----
+
+using raw_test = io_test;
+
+TEST_F(raw_test, round_trip_and_size_checks) {
+  const std::uint64_t seed = scanlab::test::test_seed();
+  SCOPED_TRACE(scanlab::test::seed_trace(seed));
+  for (dtype type : all_dtypes) {
+    for (const char* ext : {".bin", ".raw", ".dat"}) {
+      const host_array written = random_array(type, {1001}, seed);
+      const fs::path path = file(std::string("r") + ext);
+      write_dataset(path, written);
+      EXPECT_EQ(fs::file_size(path), written.bytes());
+      EXPECT_TRUE(same_bytes(written, read_raw(path, type)));
+      EXPECT_TRUE(same_bytes(written, read_dataset(path, {.type = type})));
+    }
+  }
+  write_bytes(file("odd.bin"), std::string(10, 'x'));
+  expect_io_error([&] { (void)read_raw(file("odd.bin"), dtype::f32); },
+                  {"odd.bin", "10 bytes", "not a whole number of float32"});
+  EXPECT_EQ(read_raw(file("odd.bin"), dtype::i16).size(), 5);
+
+  write_bytes(file("empty.bin"), "");
+  EXPECT_EQ(read_raw(file("empty.bin"), dtype::f64).size(), 0);
+  expect_io_error([&] { (void)read_raw(file("none.bin"), dtype::f64); }, {"none.bin", "cannot open"});
+}
+
+// ---- Text ----
+
+using text_test = io_test;
+
+TEST_F(text_test, one_value_per_line) {
+  write_bytes(file("v.txt"), "1\n2.5\n-3\n+4\n1e3\n");
+  EXPECT_EQ(values_of<double>(read_text(file("v.txt"), dtype::f64, "")),
+            (std::vector<double>{1, 2.5, -3, 4, 1000}));
+  write_bytes(file("n.txt"), "10\n-20\n30");  // no final newline
+  EXPECT_EQ(values_of<std::int32_t>(read_text(file("n.txt"), dtype::i32, "")),
+            (std::vector<std::int32_t>{10, -20, 30}));
+  write_bytes(file("e.txt"), "");
+  EXPECT_EQ(read_text(file("e.txt"), dtype::f32, "").size(), 0);
+  write_bytes(file("c.txt"), "# only a comment\n\n");
+  EXPECT_EQ(read_text(file("c.txt"), dtype::f32, "").size(), 0);
+}
+
+TEST_F(text_test, blank_comment_lines_spaces_and_crlf) {
+  write_bytes(file("v.txt"), "\xEF\xBB\xBF# values\r\n\r\n  1 \r\n\t2\r\n   # indented comment\r\n3\r\n\r\n");
+  EXPECT_EQ(values_of<float>(read_text(file("v.txt"), dtype::f32, "")), (std::vector<float>{1, 2, 3}));
+  write_bytes(file("v.csv"), "a,b\r\n1,2\r\n3,4\r\n");
+  EXPECT_EQ(values_of<double>(read_text(file("v.csv"), dtype::f64, "b")), (std::vector<double>{2, 4}));
+}
+
+TEST_F(text_test, header_detection) {
+  write_bytes(file("h.txt"), "value\n1\n2\n");
+  EXPECT_EQ(values_of<double>(read_text(file("h.txt"), dtype::f64, "")), (std::vector<double>{1, 2}));
+  write_bytes(file("h2.txt"), "value\n1\n2\n");
+  EXPECT_EQ(values_of<double>(read_text(file("h2.txt"), dtype::f64, "value")), (std::vector<double>{1, 2}));
+  // A numeric first line (nan and inf count as numbers) is data.
+  write_bytes(file("d.txt"), "nan\n1\n");
+  EXPECT_EQ(read_text(file("d.txt"), dtype::f64, "").size(), 2);
+  // The chosen field decides: column 1 of this header row is numeric-looking only in column 0.
+  write_bytes(file("m.csv"), "2024,price\n1,10\n2,20\n");
+  EXPECT_EQ(values_of<double>(read_text(file("m.csv"), dtype::f64, "1")), (std::vector<double>{10, 20}));
+  EXPECT_EQ(values_of<double>(read_text(file("m.csv"), dtype::f64, "0")), (std::vector<double>{2024, 1, 2}));
+  // pandas writes an unnamed index column: an empty first header field.
+  write_bytes(file("p.csv"), ",x\n0,1.5\n1,2.5\n");
+  EXPECT_EQ(values_of<double>(read_text(file("p.csv"), dtype::f64, "x")), (std::vector<double>{1.5, 2.5}));
+  EXPECT_EQ(values_of<std::int64_t>(read_text(file("p.csv"), dtype::i64, "")), (std::vector<std::int64_t>{0, 1}));
+}
+
+TEST_F(text_test, csv_by_name_and_index) {
+  write_bytes(file("t.csv"), "id, name ,score\n1,alice,3.5\n2,bob,-1\n# skipped\n3,\"carol, jr\",7\n");
+  EXPECT_EQ(values_of<double>(read_text(file("t.csv"), dtype::f64, "score")), (std::vector<double>{3.5, -1, 7}));
+  EXPECT_EQ(values_of<double>(read_text(file("t.csv"), dtype::f64, "2")), (std::vector<double>{3.5, -1, 7}));
+  EXPECT_EQ(values_of<std::uint32_t>(read_text(file("t.csv"), dtype::u32, "id")),
+            (std::vector<std::uint32_t>{1, 2, 3}));
+  EXPECT_EQ(values_of<std::uint32_t>(read_text(file("t.csv"), dtype::u32, "")),
+            (std::vector<std::uint32_t>{1, 2, 3}));
+  expect_io_error([&] { (void)read_text(file("t.csv"), dtype::f64, "name"); },
+                  {"t.csv:2:", "\"alice\" is not a number"});
+  expect_io_error([&] { (void)read_text(file("t.csv"), dtype::f64, "total"); },
+                  {"t.csv:1:", "no column named \"total\"", "\"score\""});
+  expect_io_error([&] { (void)read_text(file("t.csv"), dtype::f64, "5"); }, {"t.csv:1:", "column 5 is beyond"});
+  // Quoted names and values.
+  write_bytes(file("q.csv"), "\"a\",\"b \"\"quoted\"\"\"\n\"1\",\"2\"\n");
+  EXPECT_EQ(values_of<double>(read_text(file("q.csv"), dtype::f64, "b \"quoted\"")), (std::vector<double>{2}));
+  // .txt with commas is CSV.
+  write_bytes(file("c.txt"), "x,y\n1,2\n3,4\n");
+  EXPECT_EQ(values_of<double>(read_text(file("c.txt"), dtype::f64, "y")), (std::vector<double>{2, 4}));
+}
+
+TEST_F(text_test, tsv) {
+  write_bytes(file("t.tsv"), "a\tb\tc\n1\t2\t3\n4\t\t6\n");
+  EXPECT_EQ(values_of<double>(read_text(file("t.tsv"), dtype::f64, "c")), (std::vector<double>{3, 6}));
+  expect_io_error([&] { (void)read_text(file("t.tsv"), dtype::f64, "b"); }, {"t.tsv:3:", "empty value"});
+  // A .txt with tabs and no comma is tab-separated.
+  write_bytes(file("t.txt"), "1\t2\n3\t4\n");
+  EXPECT_EQ(values_of<double>(read_text(file("t.txt"), dtype::f64, "1")), (std::vector<double>{2, 4}));
+}
+
+TEST_F(text_test, bad_values_name_the_line) {
+  write_bytes(file("values.csv"), "# header comment\nv\n1\n\n2\nabc\n");
+  try {
+    (void)read_text(file("values.csv"), dtype::f64, "");
+    FAIL() << "no error";
+  } catch (const io_error& e) {
+    EXPECT_EQ(std::string(e.what()), file("values.csv").string() + ":6: \"abc\" is not a number");
+  }
+  write_bytes(file("i.txt"), "1\n1.5\n");
+  expect_io_error([&] { (void)read_text(file("i.txt"), dtype::i32, ""); }, {"i.txt:2:", "\"1.5\" is not an integer"});
+  write_bytes(file("p.txt"), "1\n2x\n");
+  expect_io_error([&] { (void)read_text(file("p.txt"), dtype::f64, ""); }, {"p.txt:2:", "\"2x\" is not a number"});
+  write_bytes(file("s.txt"), "1\n1 2\n");
+  expect_io_error([&] { (void)read_text(file("s.txt"), dtype::f64, ""); }, {"s.txt:2:", "\"1 2\" is not a number"});
+  write_bytes(file("l.txt"), "1\n" + std::string(500, '7') + "z\n");
+  expect_io_error([&] { (void)read_text(file("l.txt"), dtype::f64, ""); }, {"l.txt:2:", "...\" is not a number"});
+  write_bytes(file("f.csv"), "1,2\n3\n");
+  expect_io_error([&] { (void)read_text(file("f.csv"), dtype::f64, "1"); },
+                  {"f.csv:2:", "column 1 is beyond the 1 field", "\"3\""});
+  write_bytes(file("one.txt"), "1\n2\n");
+  expect_io_error([&] { (void)read_text(file("one.txt"), dtype::f64, "1"); }, {"one.txt:1:", "column 1 is beyond"});
+  write_bytes(file("empty.csv"), "");
+  expect_io_error([&] { (void)read_text(file("empty.csv"), dtype::f64, "x"); }, {"empty.csv", "no header row"});
+  expect_io_error([&] { (void)read_text(file("absent.csv"), dtype::f64, ""); }, {"absent.csv", "cannot open"});
+}
+
+TEST_F(text_test, integer_ranges) {
+  const auto expect_range_error = [&](dtype type, const std::string& text) {
+    write_bytes(file("r.txt"), "0\n" + text + "\n");
+    expect_io_error([&] { (void)read_text(file("r.txt"), type, ""); },
+                    {"r.txt:2:", "\"" + text + "\" is out of range for " + std::string(name(type))});
+  };
+  expect_range_error(dtype::u8, "256");
+  expect_range_error(dtype::u8, "-1");
+  expect_range_error(dtype::i8, "128");
+  expect_range_error(dtype::i8, "-129");
+  expect_range_error(dtype::u16, "65536");
+  expect_range_error(dtype::i32, "2147483648");
+  expect_range_error(dtype::u32, "-5");
+  expect_range_error(dtype::u64, "18446744073709551616");
+  expect_range_error(dtype::i64, "-9223372036854775809");
+
+  write_bytes(file("ok.txt"), "255\n0\n-0\n");
+  EXPECT_EQ(values_of<std::uint8_t>(read_text(file("ok.txt"), dtype::u8, "")), (std::vector<std::uint8_t>{255, 0, 0}));
+  write_bytes(file("big.txt"), "9223372036854775807\n-9223372036854775808\n");
+  EXPECT_EQ(values_of<std::int64_t>(read_text(file("big.txt"), dtype::i64, "")),
+            (std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::max(),
+                                       std::numeric_limits<std::int64_t>::min()}));
+  write_bytes(file("u.txt"), "18446744073709551615\n");
+  EXPECT_EQ(values_of<std::uint64_t>(read_text(file("u.txt"), dtype::u64, "")),
+            (std::vector<std::uint64_t>{std::numeric_limits<std::uint64_t>::max()}));
+}
+
+TEST_F(text_test, nan_inf_and_float_limits) {
+  write_bytes(file("f.txt"), "nan\ninf\n-inf\nNaN\n+inf\n1e-50\n");
+  const std::vector<float> f = values_of<float>(read_text(file("f.txt"), dtype::f32, ""));
+  ASSERT_EQ(f.size(), 6u);
+  EXPECT_TRUE(std::isnan(f[0]));
+  EXPECT_EQ(f[1], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(f[2], -std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(f[3]));
+  EXPECT_EQ(f[4], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(f[5], 0.0f);  // underflow rounds to zero
+  const std::vector<double> d = values_of<double>(read_text(file("f.txt"), dtype::f64, ""));
+  EXPECT_TRUE(std::isnan(d[0]));
+  EXPECT_EQ(d[2], -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(d[5], 1e-50);
+
+  write_bytes(file("o.txt"), "1e39\n");
+  expect_io_error([&] { (void)read_text(file("o.txt"), dtype::f32, ""); }, {"o.txt:1:", "out of range for float32"});
+  EXPECT_EQ(values_of<double>(read_text(file("o.txt"), dtype::f64, "")), std::vector<double>{1e39});
+  write_bytes(file("sub.txt"), "4.9e-324\n");
+  EXPECT_EQ(values_of<double>(read_text(file("sub.txt"), dtype::f64, "")),
+            std::vector<double>{std::numeric_limits<double>::denorm_min()});
+}
+
+template <class T>
+class text_round_trip : public io_test {};
+TYPED_TEST_SUITE(text_round_trip, element_types);
+
+TYPED_TEST(text_round_trip, exact_values) {
+  const std::uint64_t seed = scanlab::test::test_seed();
+  SCOPED_TRACE(scanlab::test::seed_trace(seed));
+  std::vector<TypeParam> values = scanlab::test::random_values<TypeParam>(2000, seed, false);
+  values.push_back(std::numeric_limits<TypeParam>::max());
+  values.push_back(std::numeric_limits<TypeParam>::lowest());
+  values.push_back(std::numeric_limits<TypeParam>::min());
+  if constexpr (std::is_floating_point_v<TypeParam>) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> exponent(-300, 300);
+    for (int i = 0; i < 1000; ++i) values.push_back(static_cast<TypeParam>(std::pow(10.0, exponent(rng))));
+    for (TypeParam v : {TypeParam(0.1), TypeParam(-0.0), std::numeric_limits<TypeParam>::denorm_min(),
+                        std::numeric_limits<TypeParam>::infinity(), -std::numeric_limits<TypeParam>::infinity()}) {
+      values.push_back(v);
+    }
+  }
+  const host_array written = array_of(values);
+  for (const char* name : {"t.txt", "t.csv", "t.tsv"}) {
+    write_dataset(this->file(name), written);
+    const host_array read = read_dataset(this->file(name), {.type = dtype_of<TypeParam>()});
+    EXPECT_TRUE(same_bytes(written, read)) << name;
+  }
+  if constexpr (std::is_floating_point_v<TypeParam>) {
+    // NaN round-trips as a NaN.
+    write_dataset(this->file("nan.txt"), array_of<TypeParam>({std::numeric_limits<TypeParam>::quiet_NaN()}));
+    EXPECT_TRUE(std::isnan(read_dataset(this->file("nan.txt"), {.type = dtype_of<TypeParam>()}).template as<TypeParam>()[0]));
+  }
+}
+
+TEST_F(text_test, two_d_written_flattened) {
+  host_array m(dtype::i32, {2, 3});
+  for (int i = 0; i < 6; ++i) m.as<std::int32_t>()[static_cast<std::size_t>(i)] = i * 10;
+  write_dataset(file("m.txt"), m);
+  EXPECT_EQ(read_bytes(file("m.txt")), "0\n10\n20\n30\n40\n50\n");
+  write_dataset(file("f.csv"), array_of<float>({0.1f, 1.0f / 3.0f}));
+  EXPECT_EQ(read_bytes(file("f.csv")), "0.1\n0.33333334\n");
+}
+
+// ---- read_dataset / write_dataset dispatch ----
+
+using dataset_test = io_test;
+
+TEST_F(dataset_test, dispatch_by_extension) {
+  const host_array a = array_of<std::int32_t>({5, -6, 7});
+  write_dataset(file("a.npy"), a);
+  EXPECT_TRUE(same_bytes(read_dataset(file("a.npy")), a));
+  EXPECT_TRUE(same_bytes(read_dataset(file("a.npy"), {.type = dtype::f64}), a));  // .npy: the file's dtype
+  write_dataset(file("A.NPY"), a);
+  EXPECT_TRUE(same_bytes(read_dataset(file("A.NPY")), a));
+
+  write_dataset(file("a.bin"), a);
+  EXPECT_TRUE(same_bytes(read_dataset(file("a.bin"), {.type = dtype::i32}), a));
+  expect_io_error([&] { (void)read_dataset(file("a.bin")); }, {"a.bin", "raw binary needs --dtype"});
+  write_bytes(file("a.dat"), "1234");
+  expect_io_error([&] { (void)read_dataset(file("a.dat")); }, {"a.dat", "raw binary needs --dtype"});
+
+  write_bytes(file("a.csv"), "x,y\n1,2\n3,4\n");
+  EXPECT_EQ(values_of<double>(read_dataset(file("a.csv"), {.column = "y"})), (std::vector<double>{2, 4}));
+  EXPECT_EQ(values_of<std::int16_t>(read_dataset(file("a.csv"), {.type = dtype::i16, .column = "x"})),
+            (std::vector<std::int16_t>{1, 3}));
+  write_bytes(file("b.TSV"), "1\t2\n");
+  EXPECT_EQ(values_of<double>(read_dataset(file("b.TSV"), {.column = "1"})), std::vector<double>{2});
+
+  write_bytes(file("a.xyz"), "1\n");
+  expect_io_error([&] { (void)read_dataset(file("a.xyz")); },
+                  {"a.xyz", "unsupported file extension \".xyz\"", ".npy", ".bin", ".csv"});
+  write_bytes(file("noext"), "1\n");
+  expect_io_error([&] { (void)read_dataset(file("noext")); }, {"noext", "no file extension", ".npy"});
+  expect_io_error([&] { write_dataset(file("out.json"), a); }, {"out.json", "unsupported file extension"});
+  expect_io_error([&] { write_dataset(file("nodir/out.npy"), a); }, {"nodir/out.npy", "does not exist"});
+  expect_io_error([&] { (void)read_dataset(file("missing.npy")); }, {"missing.npy", "cannot open"});
+}
+
+// ---- convert ----
+
+TEST(convert, element_wise_static_cast) {
+  host_array m(dtype::f64, {2, 2});
+  const std::vector<double> src = {1.9, -2.9, 1e9, -0.5};
+  std::memcpy(m.data(), src.data(), m.bytes());
+  const host_array i = convert(m, dtype::i32);
+  EXPECT_EQ(i.shape(), m.shape());
+  EXPECT_EQ(values_of<std::int32_t>(i), (std::vector<std::int32_t>{1, -2, 1000000000, 0}));
+  EXPECT_EQ(values_of<float>(convert(m, dtype::f32)), (std::vector<float>{1.9f, -2.9f, 1e9f, -0.5f}));
+
+  // Integer narrowing wraps, as static_cast does.
+  EXPECT_EQ(values_of<std::int8_t>(convert(array_of<std::int32_t>({200, -1, 127}), dtype::i8)),
+            (std::vector<std::int8_t>{-56, -1, 127}));
+  EXPECT_EQ(values_of<std::uint32_t>(convert(array_of<std::int64_t>({-1}), dtype::u32)),
+            (std::vector<std::uint32_t>{4294967295u}));
+  EXPECT_EQ(values_of<double>(convert(array_of<std::uint64_t>({1u << 20}), dtype::f64)), std::vector<double>{1048576});
+
+  // Same dtype: a copy.
+  const host_array a = array_of<std::uint16_t>({1, 2, 3});
+  EXPECT_TRUE(same_bytes(convert(a, dtype::u16), a));
+  EXPECT_EQ(convert(host_array(dtype::f32, {0}), dtype::i64).size(), 0);
+
+  // Float to integer where static_cast would be undefined: an error.
+  expect_io_error([&] { (void)convert(array_of<double>({1, std::nan("")}), dtype::i32); },
+                  {"element 1", "out of range for int32"});
+  expect_io_error([&] { (void)convert(array_of<float>({3e9f}), dtype::i32); }, {"element 0", "int32"});
+  expect_io_error([&] { (void)convert(array_of<double>({-1}), dtype::u64); }, {"uint64"});
+  expect_io_error([&] { (void)convert(array_of<double>({9.3e18}), dtype::i64); }, {"int64"});
+  EXPECT_EQ(values_of<std::uint8_t>(convert(array_of<double>({255.9, -0.9}), dtype::u8)),
+            (std::vector<std::uint8_t>{255, 0}));
+  EXPECT_EQ(values_of<std::int64_t>(convert(array_of<double>({-9223372036854775808.0}), dtype::i64)),
+            std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min()});
+}
+
+}  // namespace

@@ -33,7 +33,7 @@ TEST_F(gpu_test, DeviceBufferRoundTrip) {
   }
 }
 
-TEST_F(gpu_test, BadLaunchBecomesException) {
+TEST_F(gpu_test, DeliberateApiErrorBadLaunchThrows) {
   // 2048 threads per block is over every GPU's limit: the launch fails and the check throws.
   add_one_kernel<<<1, 2048>>>(nullptr, 0);
   EXPECT_THROW(SCANLAB_CHECK_LAUNCH(), scanlab::cuda_error);
