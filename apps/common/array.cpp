@@ -4,14 +4,15 @@
 
 namespace scanlab::io {
 
+// "u8" and "i8" are left out on purpose: NumPy reads them as 8-byte types, others as 8-bit.
 std::optional<dtype> parse_dtype(std::string_view text) {
   struct alias {
     std::string_view text;
     dtype type;
   };
   static constexpr alias aliases[] = {
-      {"uint8", dtype::u8},    {"u8", dtype::u8},     {"u1", dtype::u8},    {"|u1", dtype::u8},
-      {"int8", dtype::i8},     {"i8", dtype::i8},     {"i1", dtype::i8},    {"|i1", dtype::i8},
+      {"uint8", dtype::u8},    {"u1", dtype::u8},    {"|u1", dtype::u8},
+      {"int8", dtype::i8},     {"i1", dtype::i8},    {"|i1", dtype::i8},
       {"uint16", dtype::u16},  {"u16", dtype::u16},   {"u2", dtype::u16},   {"<u2", dtype::u16},
       {"int16", dtype::i16},   {"i16", dtype::i16},   {"i2", dtype::i16},   {"<i2", dtype::i16},
       {"uint32", dtype::u32},  {"u32", dtype::u32},   {"u4", dtype::u32},   {"<u4", dtype::u32},

@@ -72,6 +72,7 @@ constexpr std::string_view npy_descr(dtype t) {
 }
 
 // Accepts "uint32", "u32", "u4", "<u4", "float", "f32", "f4", "double", ... (case-sensitive).
+// Not "u8"/"i8", which NumPy and C++ programmers read differently (8 bytes or 8 bits).
 std::optional<dtype> parse_dtype(std::string_view text);
 
 // A comma-separated list of the accepted short names, for --help texts.

@@ -308,9 +308,11 @@ TEST_F(npy_read, two_d_and_scalar) {
   EXPECT_EQ(s.shape(), (std::vector<std::int64_t>{1}));
   EXPECT_EQ(values_of<std::int64_t>(s), (std::vector<std::int64_t>{-42}));
 
-  // Data need not be aligned: an 11-byte header puts it at offset 21.
-  write_bytes(file("u.npy"), npy_bytes(1, "{'descr':'<f4','fortran_order':False,'shape':(6,)}", bytes_of(values)));
-  EXPECT_EQ(read_npy_header(file("u.npy")).data_offset, 61u);
+  // Data need not be aligned: a 50-byte header puts it at offset 60.
+  const std::string tight = "{'descr':'<f4','fortran_order':False,'shape':(6,)}";
+  ASSERT_EQ(tight.size(), 50u);
+  write_bytes(file("u.npy"), npy_bytes(1, tight, bytes_of(values)));
+  EXPECT_EQ(read_npy_header(file("u.npy")).data_offset, 60u);
   EXPECT_EQ(values_of<float>(read_npy(file("u.npy"))), values);
 }
 

@@ -1,0 +1,84 @@
+// The file layer under the dataset I/O: the error type every reader and writer throws,
+// atomic output (write a temporary beside the target, rename over it on commit), and
+// a checked reader of whole files and file ranges. POSIX only; 64-bit offsets throughout.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace scanlab::io {
+
+// Every failure of the dataset I/O. The message is one line: "<file>: <what is wrong>",
+// e.g. "data.npy: truncated data: shape (1000,) of <f4 needs 4000 bytes, file has 3996".
+class io_error : public std::runtime_error {
+ public:
+  explicit io_error(const std::string& message) : std::runtime_error(message) {}
+  io_error(const std::filesystem::path& file, std::string_view what);
+};
+
+// Output that appears whole or not at all. The constructor creates
+// `<dir>/.<name>.tmp.<pid>.<random>` beside the target; write() appends to it; commit()
+// flushes it to disk (fsync), closes it and renames it over the target. Destroyed without
+// a successful commit(), the temporary file is removed and an existing target is untouched.
+// Any failed write or commit aborts the file at once (the temporary is removed), so a
+// caller that catches the error leaves nothing behind either.
+class atomic_file {
+ public:
+  // io_error naming the target if its directory does not exist or is not writable.
+  explicit atomic_file(std::filesystem::path target);
+  atomic_file(atomic_file&& other) noexcept;
+  atomic_file& operator=(atomic_file&& other) noexcept;
+  atomic_file(const atomic_file&) = delete;
+  atomic_file& operator=(const atomic_file&) = delete;
+  ~atomic_file();
+
+  void write(const void* data, std::size_t bytes);
+  void write(std::string_view text) { write(text.data(), text.size()); }
+  void commit();
+  // Removes the temporary file now; the object is then closed (commit() would throw).
+  void abort() noexcept;
+
+  [[nodiscard]] const std::filesystem::path& target() const noexcept { return target_; }
+  [[nodiscard]] const std::filesystem::path& temp_path() const noexcept { return temp_; }
+  [[nodiscard]] std::uint64_t bytes_written() const noexcept { return written_; }
+  [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
+
+ private:
+  std::filesystem::path target_;
+  std::filesystem::path temp_;
+  int fd_ = -1;
+  std::uint64_t written_ = 0;
+};
+
+// Writes `contents` to `path` through an atomic_file (for JSON reports and the like).
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+
+// A regular file opened for reading. The constructor throws io_error naming the path if it
+// is missing, unreadable or not a regular file (a directory, say).
+class input_file {
+ public:
+  explicit input_file(std::filesystem::path path);
+  input_file(const input_file&) = delete;
+  input_file& operator=(const input_file&) = delete;
+  ~input_file();
+
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  // The size when opened.
+  [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+  // Reads up to `bytes` at `offset` into `out`, looping over short reads; returns the count
+  // read, less than `bytes` only at the end of the file. io_error on a read error.
+  std::size_t read_at(std::uint64_t offset, void* out, std::size_t bytes);
+  // The whole file as a string; io_error if it changed size under us.
+  std::string read_all();
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
+
+}  // namespace scanlab::io

@@ -1,0 +1,62 @@
+// Datasets on disk in the formats the apps accept, chosen by file extension:
+//   .npy              NumPy (see npy.hpp); the file's own dtype and shape
+//   .bin .raw .dat    raw little-endian elements, no header: the dtype must be given
+//   .txt .csv .tsv    text, one value per line, or one column of a delimited table
+// Extensions are matched without regard to case. Every failure is an io_error whose one-line
+// message names the file (and for text, the line).
+//
+// Text files:
+//   - Blank lines and lines whose first non-blank character is '#' are skipped.
+//   - Delimiter: ',' for .csv, tab for .tsv; otherwise (.txt) ',' if the first data line
+//     holds a comma, else tab if it holds a tab, else none: the whole line is the value.
+//   - Column: empty = the first; all digits = a 0-based index; anything else = a name,
+//     matched against the header row. Fields may be quoted with "..." ("" inside is a quote).
+//   - Header row: the first data line is a header when a column name was asked for, or when
+//     its chosen field is not a number (std::from_chars as a double; "nan" and "inf" count
+//     as numbers). A header row is skipped.
+//   - Values are parsed with std::from_chars straight into the requested type (floats round
+//     correctly, a leading '+' is accepted); "nan", "inf" and "-inf" are accepted for floats;
+//     a value that is not a number, an integer with a fraction, or one out of the type's
+//     range is an error naming the line: `values.csv:17: "abc" is not a number`.
+//     Floats too small for the type round to zero or a subnormal; too large is an error.
+//   - "\r\n" line ends are accepted.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "common/array.hpp"
+#include "common/atomic_file.hpp"
+#include "common/npy.hpp"
+
+namespace scanlab::io {
+
+struct read_options {
+  // (Default member initializers let callers write {.type = t} without -Wmissing-field-initializers.)
+  std::optional<dtype> type = std::nullopt;  // needed for raw files; for text: the element type
+                                             // (default float64); ignored for .npy, which names its own
+  std::string column = {};  // text: a column name or a 0-based index; empty = the first column
+};
+
+// A 1-D array of the file's bytes; the file size must be a multiple of the element size.
+host_array read_raw(const std::filesystem::path& path, dtype type);
+
+// A 1-D array of one column of a text file (rules above).
+host_array read_text(const std::filesystem::path& path, dtype type, const std::string& column);
+
+// Dispatches on the extension (see the top of this file). A raw file without options.type is
+// an error ("raw binary needs --dtype"); so is an extension not listed above.
+host_array read_dataset(const std::filesystem::path& path, const read_options& options = {});
+
+// Writes atomically, by extension: .npy (npy), .bin/.raw/.dat (raw bytes), .txt/.csv/.tsv
+// (one value per line in C order, so a 2-D array is written flattened; floats in the
+// shortest form that reads back to the same value, "nan", "inf", "-inf"). Others: error.
+void write_dataset(const std::filesystem::path& path, const host_array& array);
+
+// Element-wise static_cast to `type`, same shape. Integer narrowing wraps as static_cast
+// does; a float that is NaN or outside the range of an integer target (where static_cast
+// would be undefined) is an io_error naming the element.
+host_array convert(const host_array& array, dtype type);
+
+}  // namespace scanlab::io

@@ -1,0 +1,89 @@
+// NumPy .npy files: reading (format versions 1.0, 2.0 and 3.0) and writing (1.0, or 2.0 when
+// the header does not fit), for the dtypes of common/array.hpp in 1-D and 2-D shapes.
+//
+// What is read: little-endian ('<'), native ('=', this is a little-endian host) or
+// order-free ('|', and any order for 1-byte types) descr strings of kind u, i or f and the
+// sizes in array.hpp; C order only; shapes of 1 or 2 dimensions. A 0-d shape `()` is read
+// as a 1-D array of one element. Header keys besides descr, fortran_order and shape are
+// ignored; headers longer than 10000 bytes are refused (NumPy's own default limit).
+// The data must be exactly what the shape needs: short files and trailing bytes are errors.
+//
+// What is written matches numpy.save byte for byte: the header dict with sorted keys and the
+// spare spaces NumPy leaves for growing the first axis, padded with spaces and a '\n' so
+// that the data starts at a multiple of 64 bytes.
+//
+// Every failure is an io_error whose one-line message names the file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/array.hpp"
+#include "common/atomic_file.hpp"
+
+namespace scanlab::io {
+
+// What a .npy header says, and where its data starts.
+struct npy_header {
+  dtype type = dtype::u8;
+  std::vector<std::int64_t> shape;  // 1 or 2 extents (a 0-d file reads as {1})
+  int version_major = 1;            // 1, 2 or 3
+  std::uint64_t data_offset = 0;    // bytes before the data
+  std::uint64_t data_bytes = 0;     // what the shape needs
+};
+
+// The largest header read, in bytes (NumPy's default max_header_size).
+inline constexpr std::size_t npy_max_header_bytes = 10000;
+
+// Reads and checks the header only (also that the file size matches the shape).
+npy_header read_npy_header(const std::filesystem::path& path);
+
+// Reads a whole file: one read of the data into the array's buffer.
+host_array read_npy(const std::filesystem::path& path);
+
+// Writes atomically (a temporary file renamed over `path`): header, then the data in one go.
+void write_npy(const std::filesystem::path& path, const host_array& array);
+
+// The header numpy.save writes for this dtype and shape: magic, version, length and dict,
+// padded to a multiple of 64 bytes. std::invalid_argument for a shape that is not 1-D or 2-D
+// or has a negative extent.
+std::string make_npy_header(dtype type, const std::vector<std::int64_t>& shape);
+
+// Streaming writer for outputs too large to hold twice: write() the element bytes in C order
+// in as many pieces as convenient, then commit().
+class npy_writer {
+ public:
+  // Creates the temporary file beside `path` and writes the header. io_error if the directory
+  // does not exist or is not writable, or the shape is not 1-D or 2-D.
+  npy_writer(std::filesystem::path path, dtype type, std::vector<std::int64_t> shape);
+  npy_writer(npy_writer&&) noexcept = default;
+  npy_writer& operator=(npy_writer&&) noexcept = default;
+  npy_writer(const npy_writer&) = delete;
+  npy_writer& operator=(const npy_writer&) = delete;
+  // Without a successful commit(): removes the temporary file; an existing file at `path`
+  // is left as it was.
+  ~npy_writer() = default;
+
+  // Appends element bytes. io_error (and the temporary file removed) if this would write
+  // more than the shape holds, or the write fails.
+  void write(const void* data, std::size_t bytes);
+  // io_error (and the temporary file removed) unless exactly the shape's bytes were written;
+  // otherwise flushes, closes and renames the file over `path`.
+  void commit();
+
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return file_.target(); }
+  [[nodiscard]] std::uint64_t data_bytes() const noexcept { return data_bytes_; }
+  [[nodiscard]] std::uint64_t data_written() const noexcept { return data_written_; }
+
+ private:
+  atomic_file file_;
+  dtype type_;
+  std::vector<std::int64_t> shape_;
+  std::uint64_t data_bytes_ = 0;
+  std::uint64_t data_written_ = 0;
+};
+
+}  // namespace scanlab::io
