@@ -51,8 +51,8 @@ stream make_stream(std::uint64_t seed, std::uint64_t id) {
   return {mix64(mix64(seed ^ 0x5ca71ab5ca71ab5cULL) + id * 0xd1b54a32d192ed03ULL)};
 }
 
-// floor(w * range / 2^64): a word mapped to [0, range) (Lemire's multiply-shift; the bias is
-// below range / 2^64, nothing for the ranges used here).
+// floor(w * range / 2^64): a word mapped to [0, range) (Lemire's multiply-shift). The chances
+// of the values differ by at most range / 2^64 relative: nothing for the ranges used here.
 std::uint64_t below(std::uint64_t w, std::uint64_t range) {
   return static_cast<std::uint64_t>((static_cast<u128>(w) * range) >> 64);
 }
@@ -88,13 +88,15 @@ T from_grid(std::uint64_t o) {
   }
 }
 
-// A double (already an integer) to an integer type, clamped to the type's range.
+// The top bits of a word as a value: for integers the bit pattern itself (two's complement for
+// signed types), for floats the grid offset, as from_grid.
 template <class T>
-T saturate(double x) {
-  constexpr double past_max = static_cast<double>(std::uint64_t{1} << (std::numeric_limits<T>::digits - 1)) * 2.0;
-  if (!(x > static_cast<double>(std::numeric_limits<T>::min()))) return std::numeric_limits<T>::min();
-  if (x >= past_max) return std::numeric_limits<T>::max();
-  return static_cast<T>(x);
+T from_bits(std::uint64_t o) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return from_grid<T>(o);
+  } else {
+    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(o));
+  }
 }
 
 // ---- sorted: o_i = floor((i + u_i) * R / n), computed incrementally ----
@@ -224,25 +226,32 @@ void fill(const spec& s, std::uint64_t n, std::uint64_t first, std::uint64_t cou
   switch (s.dist) {
     case distribution::uniform: {
       const stream words = make_stream(s.seed, id_uniform);
-      for (std::uint64_t k = 0; k < count; ++k) out[k] = from_grid<T>(words(first + k) >> drop);
+      for (std::uint64_t k = 0; k < count; ++k) out[k] = from_bits<T>(words(first + k) >> drop);
       return;
     }
     case distribution::normal: {
+      // Elements 2j and 2j + 1 share draw j: r cos(theta) and r sin(theta).
       const stream radius = make_stream(s.seed, id_normal_radius);
       const stream angle = make_stream(s.seed, id_normal_angle);
       constexpr double two_pi = 2.0 * std::numbers::pi;
-      for (std::uint64_t k = 0; k < count; ++k) {
-        const double u1 = static_cast<double>((radius(first + k) >> 11) + 1) * 0x1p-53;  // (0, 1]
-        const double u2 = unit(angle(first + k));
-        const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(two_pi * u2);
+      const auto store = [out](std::uint64_t k, double z) {
         if constexpr (std::is_floating_point_v<T>) {
           out[k] = static_cast<T>(z);
         } else {
-          constexpr int type_bits = static_cast<int>(8 * sizeof(T));
-          const double centre = std::is_signed_v<T> ? -0.5 : std::ldexp(1.0, type_bits - 1) - 0.5;
-          const double spread = std::ldexp(1.0, type_bits - 3);
-          out[k] = saturate<T>(std::round(centre + z * spread));
+          // On the grid offsets 0 .. 2^b - 1 (value = min + offset): the centre is
+          // (2^b - 1) / 2, the spread 2^b / 8; + 0.5 and truncation round to the nearest.
+          constexpr double grid_size = static_cast<double>(std::uint64_t{1} << (bits - 1)) * 2.0;
+          const double o = (grid_size - 1.0) / 2.0 + z * (grid_size / 8.0) + 0.5;
+          out[k] = from_grid<T>(o < 0.0 ? 0 : o >= grid_size ? ~std::uint64_t{0} >> drop : static_cast<std::uint64_t>(o));
         }
+      };
+      const std::uint64_t end = first + count;
+      for (std::uint64_t pair = first / 2; 2 * pair < end; ++pair) {
+        const double u1 = static_cast<double>((radius(pair) >> 11) + 1) * 0x1p-53;  // (0, 1]
+        const double theta = two_pi * unit(angle(pair));
+        const double r = std::sqrt(-2.0 * std::log(u1));
+        if (2 * pair >= first) store(2 * pair - first, r * std::cos(theta));
+        if (2 * pair + 1 < end) store(2 * pair + 1 - first, r * std::sin(theta));
       }
       return;
     }
@@ -319,7 +328,7 @@ void fill(const spec& s, std::uint64_t n, std::uint64_t first, std::uint64_t cou
       for (std::uint64_t k = 0; k < count; ++k) {
         std::uint64_t o = ~std::uint64_t{0};
         for (const stream& w : words) o &= w(first + k);
-        out[k] = from_grid<T>(o >> drop);
+        out[k] = from_bits<T>(o >> drop);
       }
       return;
     }
@@ -411,12 +420,13 @@ std::string distribution_choices() {
   return out;
 }
 
-std::string describe(const spec& s) {
+std::string describe(const spec& s, io::dtype t) {
   std::string out(name(s.dist));
   switch (s.dist) {
     case distribution::nearly_sorted: return out + " (swap fraction " + show(s.swap_fraction) + ")";
     case distribution::few_unique: return out + " (" + std::to_string(s.unique) + " distinct values)";
-    case distribution::zipf: return out + " (s = " + show(s.zipf_s) + ", ranks up to " + std::to_string(s.zipf_ranks) + ")";
+    case distribution::zipf:
+      return out + " (s = " + show(s.zipf_s) + ", ranks 1.." + std::to_string(zipf_rank_count(s, t)) + ")";
     case distribution::entropy_reduced: return out + " (AND of " + std::to_string(s.and_count) + " words)";
     case distribution::constant: return out + " (value " + show(s.value) + ")";
     default: return out;

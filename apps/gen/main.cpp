@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <atomic>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -39,7 +39,10 @@ static_assert(chunk_bytes % (static_cast<std::size_t>(gen::nearly_sorted_block) 
 
 // Set by SIGINT/SIGTERM: the writing loop stops, and the temporary file is removed on the way out.
 volatile std::sig_atomic_t interrupted = 0;
-extern "C" void on_signal(int) { interrupted = 1; }
+extern "C" void on_signal(int signal_number) {
+  interrupted = 1;
+  std::signal(signal_number, SIG_DFL);  // a second Ctrl-C ends the program at once
+}
 
 // "1.23 GB" (decimal units, as disks are sold).
 std::string show_bytes(double bytes) {
@@ -82,6 +85,12 @@ class progress_bar {
     std::cerr << line << std::flush;
   }
 
+  // The last state, shown while the file is flushed to disk.
+  void syncing() {
+    update(total_, true);
+    if (enabled_) std::cerr << ", syncing" << std::flush;
+  }
+
   void clear() {
     if (enabled_ && drawn_) std::cerr << "\r\033[K" << std::flush;
     drawn_ = false;
@@ -102,7 +111,6 @@ void write_dataset(const gen::spec& s, io::dtype t, std::int64_t n, const std::f
   const std::size_t element = io::size_of(t);
   const auto chunk = static_cast<std::int64_t>(chunk_bytes / element);
   const std::int64_t chunks = (n + chunk - 1) / chunk;
-  const std::uint64_t total = static_cast<std::uint64_t>(n) * element;
 
   // While chunk c is written, chunks c+1 .. c+threads are being generated: threads + 1 buffers.
   const std::size_t buffer_count = threads + 1;
@@ -135,7 +143,7 @@ void write_dataset(const gen::spec& s, io::dtype t, std::int64_t n, const std::f
     written += bytes;
     progress.update(written);
   }
-  progress.update(total, true);
+  progress.syncing();
   writer.commit();
 }
 
@@ -155,12 +163,13 @@ std::string help_footer() {
       "of values of the dtype.\n"
       "\nElement types (--dtype): " +
       io::dtype_choices() +
-      " (also u8, i32, f32, float, double, <f4, ...).\n"
+      ";\nalso u16 ... i64, f32, f64, float, double and NumPy codes (u1, i4, <f8, ...).\n"
       "Element counts (--n): 1000, 1e9, 2.5e6, 2^28; the suffixes K, M, G are powers of 1024\n"
       "(16M = 2^24 = 16777216, 1G = 2^30).\n"
       "\nThe bytes depend only on the distribution, its parameters, the seed, the dtype and n: the\n"
-      "same command writes the same file on any machine and any thread count. The file appears only\n"
-      "when complete. Exit codes: 0 success, 1 error, 2 bad command line.";
+      "same command writes the same file with any thread count, and on any machine (normal and zipf\n"
+      "use the C math library, whose last bits may differ elsewhere). The file appears only when\n"
+      "complete. Exit codes: 0 success, 1 error, 2 bad command line.";
   return text;
 }
 
@@ -178,7 +187,9 @@ int run(int argc, char** argv) {
   parser.add_option("--dist", dist_text, "Distribution: " + gen::distribution_choices())->capture_default_str();
   parser.add_option("--n", count_text, "Number of elements, e.g. 1000, 1e9, 2^28, 16M")->capture_default_str();
   parser.add_option("--dtype", dtype_text, "Element type: " + io::dtype_choices())->capture_default_str();
-  parser.add_option("--seed", s.seed, "Seed: the same seed gives the same bytes")->capture_default_str();
+  std::string seed_text = std::to_string(s.seed);
+  parser.add_option("--seed", seed_text, "Seed, an integer in [0, 2^64): the same seed gives the same bytes")
+      ->capture_default_str();
   parser.add_option("-o,--output", output, "The .npy file to write (required)");
   auto* swap_option = parser.add_option("--swap-fraction", s.swap_fraction,
                                         "nearly-sorted: fraction of the elements moved by swaps, in [0, 1]")
@@ -219,6 +230,11 @@ int run(int argc, char** argv) {
     throw std::invalid_argument("--n " + count_text + ": the element count must be >= 0");
   }
   const std::int64_t n = cli::parse_count(count_text);
+  const auto* seed_end = seed_text.data() + seed_text.size();
+  if (const auto [ptr, ec] = std::from_chars(seed_text.data(), seed_end, s.seed);
+      ec != std::errc() || ptr != seed_end || seed_text.empty()) {
+    throw std::invalid_argument("--seed " + seed_text + ": not an integer in [0, 2^64)");
+  }
   if (output.empty()) throw std::invalid_argument("no output file: give -o FILE.npy");
   const std::filesystem::path path = output;
   if (path.extension() != ".npy") throw std::invalid_argument("-o " + output + ": scanlab-gen writes .npy files");
@@ -248,7 +264,7 @@ int run(int argc, char** argv) {
   if (!quiet) {
     std::error_code ec;
     const std::uintmax_t bytes = std::filesystem::file_size(path, ec);
-    std::cout << program << ": wrote " << n << " x " << io::name(*type) << ", " << gen::describe(s) << ", seed "
+    std::cout << program << ": wrote " << n << " x " << io::name(*type) << ", " << gen::describe(s, *type) << ", seed "
               << s.seed << " to " << output << ": " << (ec ? std::string("?") : std::to_string(bytes))
               << " bytes in " << std::fixed << std::setprecision(2) << seconds << " s\n";
   }
@@ -260,6 +276,9 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return run(argc, argv);
+  } catch (const std::invalid_argument& e) {  // a bad parameter: the same exit code as every app
+    std::cerr << program << ": error: " << e.what() << '\n';
+    return cli::exit_usage;
   } catch (const std::exception& e) {
     std::cerr << program << ": error: " << e.what() << '\n';
   } catch (...) {
