@@ -41,4 +41,10 @@ __device__ __forceinline__ T shfl_idx(const T& value, int src_lane, unsigned mas
   return shuffle_words(value, [&](int word) { return __shfl_sync(mask, word, src_lane); });
 }
 
+// Value held by lane (lane_id ^ lane_mask): the butterfly of all-reduce patterns.
+template <class T>
+__device__ __forceinline__ T shfl_xor(const T& value, unsigned lane_mask, unsigned mask = full_warp_mask) {
+  return shuffle_words(value, [&](int word) { return __shfl_xor_sync(mask, word, static_cast<int>(lane_mask)); });
+}
+
 }  // namespace scanlab::detail

@@ -1,0 +1,259 @@
+// scanlab/reduce.cuh: device-wide reductions (the production path).
+//
+//   std::size_t temp_bytes = 0;
+//   SCANLAB_CHECK(scanlab::reduce(nullptr, temp_bytes, d_in, d_out, n, 0.0f, scanlab::plus{}, stream));
+//   ... allocate temp_bytes at d_temp ...
+//   SCANLAB_CHECK(scanlab::reduce(d_temp, temp_bytes, d_in, d_out, n, 0.0f, scanlab::plus{}, stream));
+//
+// Guarantees, for every entry point here:
+//  - Result: *d_out = op(init, x0 op x1 op ... op x(n-1)) in some fixed bracketing;
+//    n == 0 writes init. The accumulator type is T (init's type): each input is
+//    converted to T before it is combined (reduce int32 data with an int64 init to
+//    sum without overflow).
+//  - Operator: associative and commutative (elements are regrouped and reordered),
+//    callable as op(T, T) on the device; T trivially copyable and default
+//    constructible. No identity element is needed.
+//  - Deterministic: the same input at the same address, on the same device, gives
+//    the same bits on every run (no atomics; a fixed grid per device and a fixed
+//    combination order). The bits may differ from a CPU loop or from CUB for floats.
+//  - Temp storage: the two-phase protocol of CUB. With d_temp == nullptr only
+//    temp_bytes is set (at least 1); otherwise d_temp must hold temp_bytes bytes, be
+//    aligned to alignof(T) (cudaMalloc's 256 bytes is plenty) and not be in use by
+//    another call in flight. Its contents need no initialisation and are garbage
+//    afterwards. temp_bytes depends on n, the types and the current device.
+//  - Not in place: d_out must not overlap the input.
+//  - Asynchronous: everything is enqueued on `stream`; returns the first error of a
+//    CUDA call or launch (cudaErrorInvalidValue for n < 0, too little or misaligned
+//    temp storage). Never throws.
+//  - Pointer inputs are read with 16-byte vector loads (a misaligned start is peeled
+//    off with scalar loads; any pointer aligned to its element type works); other
+//    iterators (counting_iterator, transform_iterator, ...) take a scalar path.
+//
+// Launches. n up to two single-block tiles (512 threads x 8 16-byte vectors, twice:
+// 128 KB) is one single-block kernel. Anything larger is ONE cooperative launch of a
+// grid of one resident wave: every block reduces a contiguous share to a partial in
+// temp storage, the grid meets at a grid-wide barrier, and block 0 reduces the
+// partials. Why cooperative rather than "the last block to arrive finishes": the
+// last-block pattern needs an arrival counter that reads 0 at the start of every
+// call. A counter in the caller's temp storage is uninitialised on first use (the
+// last block can reset it for the next call, but nothing can make the first call
+// safe), and a library-global counter would be shared by concurrent calls on other
+// streams. Zeroing it first is a second operation (a memset costs about as much as
+// the kernel at these sizes). The cooperative launch gives co-residency of all blocks
+// and a grid barrier whose state the driver initialises, so the single launch is
+// correct from the first call with garbage temp storage, with no extra operation.
+// Devices without cooperative launch fall back to two launches (partials, then one
+// block over them), with the same result bits.
+#pragma once
+
+#include <scanlab/detail/util.cuh>
+#include <scanlab/detail/vector_io.cuh>
+#include <scanlab/device/reduce_kernels.cuh>
+#include <scanlab/device/reduce_policy.cuh>
+#include <scanlab/error.hpp>
+#include <scanlab/functional.cuh>
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace scanlab {
+
+namespace detail {
+
+// The largest grid of `kernel` that is resident at once on the current device
+// (SMs x min(occupancy, Policy::blocks_per_sm)), and whether it supports cooperative
+// launch. Cached per device and per kernel: the queries are not free, and every
+// call of a small reduction pays for its host time.
+template <class Policy, class Kernel>
+cudaError_t grid_capacity(Kernel kernel, int& max_blocks, bool& cooperative) {
+  constexpr int cached_devices = 64;
+  static std::atomic<int> cache[cached_devices];  // (max_blocks << 1 | cooperative) + 1; 0 = unknown
+  int device = 0;
+  SCANLAB_TRY(cudaGetDevice(&device));
+  if (device >= 0 && device < cached_devices) {
+    const int packed = cache[device].load(std::memory_order_relaxed);
+    if (packed != 0) {
+      max_blocks = (packed - 1) >> 1;
+      cooperative = ((packed - 1) & 1) != 0;
+      return cudaSuccess;
+    }
+  }
+  int sms = 0, coop = 0, per_sm = 0;
+  SCANLAB_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  SCANLAB_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+  SCANLAB_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Policy::threads, 0));
+  if (per_sm < 1 || sms < 1) return cudaErrorInvalidConfiguration;  // the kernel cannot run at all
+  max_blocks = sms * (per_sm < Policy::blocks_per_sm ? per_sm : Policy::blocks_per_sm);
+  cooperative = coop != 0;
+  if (device >= 0 && device < cached_devices) {
+    cache[device].store(((max_blocks << 1) | (cooperative ? 1 : 0)) + 1, std::memory_order_relaxed);
+  }
+  return cudaSuccess;
+}
+
+// Items one block of Policy's shape reads per iteration (one tile).
+template <class Policy, class InputIt>
+constexpr std::int64_t tile_items() {
+  using U = input_value_t<InputIt>;
+  if constexpr (is_vectorizable_input_v<InputIt>) {
+    return std::int64_t{Policy::threads} * Policy::vectors_per_thread * vector_items<U>;
+  } else {
+    return std::int64_t{Policy::threads} * Policy::scalar_items_per_thread;
+  }
+}
+
+// The largest n the single-block kernel takes (Single: the policy's single_block shape).
+template <class Single, class InputIt>
+constexpr std::int64_t single_block_items() {
+  return tile_items<Single, InputIt>() * Single::tiles;
+}
+
+template <class Policy, class InputIt, class OutputIt, class T, class Op, class Tf>
+cudaError_t dispatch_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out, std::int64_t n,
+                            T init, Op op, Tf tf, cudaStream_t stream) {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
+                "the accumulator type T (init's type) must be trivially copyable and default constructible");
+  if (n < 0) return cudaErrorInvalidValue;
+
+  // Small n: one block, one launch, no temp storage used (1 byte is still asked for,
+  // so that the caller's allocation is never a null pointer).
+  using single = typename Policy::single_block;
+  if (n <= single_block_items<single, InputIt>()) {
+    if (d_temp == nullptr) {
+      temp_bytes = 1;
+      return cudaSuccess;
+    }
+    reduce_single_block_kernel<single><<<1, single::threads, 0, stream>>>(d_in, n, d_out, init, op, tf);
+    SCANLAB_TRY_LAUNCH();
+    return cudaSuccess;
+  }
+
+  const auto kernel = reduce_grid_kernel<Policy, InputIt, OutputIt, T, Op, Tf>;
+  int max_blocks = 0;
+  bool cooperative = false;
+  SCANLAB_TRY(grid_capacity<Policy>(kernel, max_blocks, cooperative));
+  // One partial per block; sized for the largest grid so the size depends only on n.
+  const std::size_t required = align_up(static_cast<std::size_t>(max_blocks) * sizeof(T));
+  if (d_temp == nullptr) {
+    temp_bytes = required;
+    return cudaSuccess;
+  }
+  if (temp_bytes < required || reinterpret_cast<std::uintptr_t>(d_temp) % alignof(T) != 0) {
+    return cudaErrorInvalidValue;
+  }
+
+  // Grid: as many blocks as there are tiles, at most one resident wave; each block an
+  // equal contiguous share, rounded up to whole warps of units (32 vectors: 512 bytes).
+  const reduce_layout layout = make_reduce_layout(d_in, n);
+  const std::int64_t unit_tile = std::int64_t{Policy::threads} *
+                                 (layout.vectorized ? Policy::vectors_per_thread : Policy::scalar_items_per_thread);
+  std::int64_t blocks = ceil_div<std::int64_t>(layout.units, unit_tile);
+  if (blocks > max_blocks) blocks = max_blocks;
+  if (blocks < 1) blocks = 1;
+  const std::int64_t units_per_block =
+      ceil_div<std::int64_t>(ceil_div<std::int64_t>(layout.units, blocks), warp_threads) * warp_threads;
+  const int grid = static_cast<int>(ceil_div<std::int64_t>(layout.units, units_per_block));
+  if (grid <= 1) {  // a short input on the scalar path: one block suffices
+    reduce_single_block_kernel<single><<<1, single::threads, 0, stream>>>(d_in, n, d_out, init, op, tf);
+    SCANLAB_TRY_LAUNCH();
+    return cudaSuccess;
+  }
+  T* partials = static_cast<T*>(d_temp);
+
+  if (cooperative) {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeCooperative;
+    attribute.val.cooperative = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(grid));
+    config.blockDim = dim3(Policy::threads);
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    SCANLAB_TRY(cudaLaunchKernelEx(&config, kernel, d_in, n, units_per_block, partials, d_out, init, op, tf, true));
+    return cudaSuccess;
+  }
+  kernel<<<grid, Policy::threads, 0, stream>>>(d_in, n, units_per_block, partials, d_out, init, op, tf, false);
+  SCANLAB_TRY_LAUNCH();
+  reduce_partials_kernel<Policy><<<1, Policy::threads, 0, stream>>>(static_cast<const T*>(partials), grid, d_out,
+                                                                      init, op);
+  SCANLAB_TRY_LAUNCH();
+  return cudaSuccess;
+}
+
+}  // namespace detail
+
+// *d_out = op(init, d_in[0], ..., d_in[n - 1]) (see the guarantees at the top of this file).
+template <class InputIt, class OutputIt, class T, class Op>
+[[nodiscard]] cudaError_t reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
+                                 std::int64_t n, T init, Op op, cudaStream_t stream = nullptr) {
+  return detail::dispatch_reduce<detail::reduce_policy_sm90>(d_temp, temp_bytes, d_in, d_out, n, init, op,
+                                                             detail::identity_transform{}, stream);
+}
+
+// *d_out = op(init, t(d_in[0]), ..., t(d_in[n - 1])) with t = transform_op, each t(x)
+// converted to T; t is applied exactly once per element, on the device. Same
+// guarantees as reduce (e.g. a sum of squares, or a norm, in one pass).
+template <class InputIt, class OutputIt, class T, class ReduceOp, class TransformOp>
+[[nodiscard]] cudaError_t transform_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
+                                           std::int64_t n, T init, ReduceOp reduce_op, TransformOp transform_op,
+                                           cudaStream_t stream = nullptr) {
+  return detail::dispatch_reduce<detail::reduce_policy_sm90>(d_temp, temp_bytes, d_in, d_out, n, init, reduce_op,
+                                                             transform_op, stream);
+}
+
+// For each segment s in [0, num_segments): d_out[s] = op(init, d_in[b], ..., d_in[e - 1])
+// with b = d_offsets[s], e = d_offsets[s + 1] (num_segments + 1 offsets, of any
+// integer type; e <= b is an empty segment and gets init). One block per segment;
+// deterministic; no temp storage is used (temp_bytes is set to 1 by the query).
+// d_out must not overlap the input or the offsets.
+template <class InputIt, class OutputIt, class OffsetIt, class T, class Op>
+[[nodiscard]] cudaError_t segmented_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
+                                           std::int64_t num_segments, OffsetIt d_offsets, T init, Op op,
+                                           cudaStream_t stream = nullptr) {
+  using policy = detail::segmented_reduce_policy_sm90;
+  static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
+                "the accumulator type T (init's type) must be trivially copyable and default constructible");
+  if (num_segments < 0) return cudaErrorInvalidValue;
+  if (d_temp == nullptr) {
+    temp_bytes = 1;
+    return cudaSuccess;
+  }
+  if (num_segments == 0) return cudaSuccess;
+  const auto grid = static_cast<unsigned>(num_segments < INT_MAX ? num_segments : INT_MAX);
+  detail::segmented_reduce_kernel<policy><<<grid, policy::threads, 0, stream>>>(d_in, d_out, d_offsets,
+                                                                                 num_segments, init, op);
+  SCANLAB_TRY_LAUNCH();
+  return cudaSuccess;
+}
+
+// Convenience: sum, minimum and maximum of an arithmetic input, accumulated in its
+// own value type (sum: init 0; min/max: init the operator's identity).
+template <class InputIt, class OutputIt>
+[[nodiscard]] cudaError_t reduce_sum(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
+                                     std::int64_t n, cudaStream_t stream = nullptr) {
+  using T = detail::input_value_t<InputIt>;
+  return reduce(d_temp, temp_bytes, d_in, d_out, n, identity<plus, T>::value(), plus{}, stream);
+}
+
+template <class InputIt, class OutputIt>
+[[nodiscard]] cudaError_t reduce_min(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
+                                     std::int64_t n, cudaStream_t stream = nullptr) {
+  using T = detail::input_value_t<InputIt>;
+  return reduce(d_temp, temp_bytes, d_in, d_out, n, identity<minimum, T>::value(), minimum{}, stream);
+}
+
+template <class InputIt, class OutputIt>
+[[nodiscard]] cudaError_t reduce_max(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
+                                     std::int64_t n, cudaStream_t stream = nullptr) {
+  using T = detail::input_value_t<InputIt>;
+  return reduce(d_temp, temp_bytes, d_in, d_out, n, identity<maximum, T>::value(), maximum{}, stream);
+}
+
+}  // namespace scanlab
