@@ -6,11 +6,14 @@
 #
 #   scripts/gpu-check.sh [--bin DIR] [--skip-tests] [--skip-sanitizer]
 #                        [--tools "memcheck racecheck synccheck"] [--filter GTEST_FILTER]
+#                        [--max-n N] [--only NAME]
 #
 # Under the sanitizer, tests named *Large* (past 2^31 elements) and *Stress* are
 # left out by default (the same code at sizes that take hours there), and so are
 # *DeliberateApiError* tests, which provoke a failing CUDA call on purpose to check
-# that it is reported (memcheck would count that call as an error).
+# that it is reported (memcheck would count that call as an error). The sanitizer
+# runs also set SCANLAB_TEST_MAX_N (default 65536): every test runs its whole logic
+# on its sizes up to that bound. --only NAME limits everything to one test executable.
 set -uo pipefail
 
 bin=build/bin
@@ -18,14 +21,18 @@ tools="memcheck racecheck synccheck"
 filter="-*Large*:*Stress*:*DeliberateApiError*"
 run_tests=1
 run_sanitizer=1
+max_n=65536
+only=""
 while (($#)); do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
     --tools) tools=$2; shift 2 ;;
     --filter) filter=$2; shift 2 ;;
+    --max-n) max_n=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
     --skip-tests) run_tests=0; shift ;;
     --skip-sanitizer) run_sanitizer=0; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -44,7 +51,10 @@ record() {  # name, exit code, detail
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 tests=()
-for t in "$bin"/test_*; do [[ -x $t && -f $t ]] && tests+=("$t"); done
+for t in "$bin"/test_*; do
+  [[ -x $t && -f $t ]] || continue
+  [[ -z $only || $(basename "$t") == "$only" ]] && tests+=("$t")
+done
 
 if ((run_tests)); then
   for t in "${tests[@]}"; do
@@ -68,7 +78,8 @@ if ((run_sanitizer)); then
       for tool in $tools; do
         echo "== compute-sanitizer --tool $tool $name"
         log=$(mktemp)
-        "$sanitizer" --tool "$tool" --error-exitcode 99 "$t" --gtest_brief=1 --gtest_filter="$filter" 2>&1 | tee "$log"
+        SCANLAB_TEST_MAX_N=$max_n "$sanitizer" --tool "$tool" --error-exitcode 99 \
+          "$t" --gtest_brief=1 --gtest_filter="$filter" 2>&1 | tee "$log"
         code=${PIPESTATUS[0]}
         record "$tool $name" "$code" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) ' "$log" | tr '\n' ' ')"
         rm -f "$log"

@@ -59,6 +59,21 @@ inline std::vector<std::int64_t> boundary_sizes(std::int64_t tile, int multiples
   return sizes;
 }
 
+// The largest size a test should run: SCANLAB_TEST_MAX_N if set, else unlimited.
+// scripts/gpu-check.sh sets it under compute-sanitizer, where kernels run 10-100x
+// slower: every test still runs its whole logic, on the smaller sizes only.
+inline std::int64_t max_test_n() {
+  if (const char* env = std::getenv("SCANLAB_TEST_MAX_N")) return std::strtoll(env, nullptr, 10);
+  return std::numeric_limits<std::int64_t>::max();
+}
+
+// `sizes` without those above max_test_n().
+inline std::vector<std::int64_t> capped(std::vector<std::int64_t> sizes) {
+  const std::int64_t limit = max_test_n();
+  sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [&](std::int64_t n) { return n > limit; }), sizes.end());
+  return sizes;
+}
+
 // `count` random sizes in [1, max_n], seeded.
 inline std::vector<std::int64_t> random_sizes(int count, std::int64_t max_n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -269,7 +269,7 @@ std::vector<std::int64_t> production_sizes(std::uint64_t seed) {
   for (std::int64_t d : {-17, -1, 0, 1, 4099}) sizes.push_back(wave + d);
   for (std::int64_t s : random_sizes(8, std::int64_t{1} << 22, seed)) sizes.push_back(s);
   sizes.push_back((std::int64_t{1} << 24) + 3);
-  return sizes;
+  return capped(sizes);
 }
 
 inline std::string at(std::int64_t n) { return "n = " + std::to_string(n); }
@@ -549,7 +549,7 @@ TYPED_TEST_P(reduce_typed, LadderAllRungs) {
       sizes.push_back(s);
     }
     sizes.push_back(largest);
-    for (std::int64_t n : sizes) {
+    for (std::int64_t n : capped(sizes)) {
       const std::span<const T> host(host_all.data(), static_cast<std::size_t>(n));
       const T cub = cub_reduce(d_in, n, traits<T>::identity(), op_t{});
       const cpu_reference<T, op_t> reference(host, traits<T>::identity(), op_t{});
