@@ -1,1 +1,227 @@
-// placeholder
+// The scan suite of scanlab-bench: every ladder variant (in ladder order), the production
+// path (inclusive, then exclusive) and cub::DeviceScan::InclusiveSum, on the same input.
+//
+// For each type and size: random input is generated once on the device (a hash kernel:
+// integers in [-8, 8], stored as int32 or float32; with mean 0 every partial sum, in any
+// grouping, stays far below 2^24, so float results are exact and comparable bit for bit
+// up to 2^30 items). CUB runs first and gives the baseline time and the reference output;
+// then each selected variant is timed (temp storage allocated outside the timed work) and
+// its output, from the last timed run, compared once with CUB's on the device (ints
+// exactly, floats within 1e-6 relative: a rounding difference passes, a misplaced item
+// does not). Exclusive results are compared with CUB's inclusive output shifted by one.
+// Declared bytes: one read and one write per item.
+#include "bench/suite.hpp"
+#include "common/device_buffer.hpp"
+
+#include <scanlab/error.hpp>
+#include <scanlab/functional.cuh>
+#include <scanlab/ladder/scan_ladder.cuh>
+#include <scanlab/scan.cuh>
+
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace scanlab::bench {
+
+namespace {
+
+// Block size of the ladder variants in the benchmark (the classic choice).
+constexpr int ladder_block_threads = 256;
+
+std::vector<std::string> scan_variant_names() {
+  std::vector<std::string> names;
+  for (const std::string_view variant : ladder::scan_variant_names) names.push_back("ladder/" + std::string(variant));
+  names.emplace_back("production");
+  names.emplace_back("production-exclusive");
+  names.emplace_back("cub");
+  return names;
+}
+
+__host__ __device__ inline std::uint64_t mix(std::uint64_t x) {
+  // splitmix64's finaliser: every input bit affects every output bit.
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+template <class T>
+__global__ void fill_random_kernel(T* out, std::int64_t n, std::uint64_t seed) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    out[i] = static_cast<T>(static_cast<int>(mix(seed + static_cast<std::uint64_t>(i)) % 17) - 8);  // [-8, 8]
+  }
+}
+
+// Counts items where `got` differs from the reference: reference[i] (inclusive), or
+// reference[i - 1] and 0 for i = 0 (exclusive, init 0).
+template <class T>
+__global__ void count_mismatches_kernel(const T* got, const T* reference, std::int64_t n, bool shifted,
+                                        unsigned long long* mismatches, unsigned long long* first) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  unsigned long long local = 0;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const T want = shifted ? (i == 0 ? T(0) : reference[i - 1]) : reference[i];
+    bool same = got[i] == want;
+    if constexpr (std::is_floating_point_v<T>) {
+      same = std::fabs(static_cast<double>(got[i]) - static_cast<double>(want)) <=
+             1e-6 * std::fabs(static_cast<double>(want));
+    }
+    if (!same) {
+      ++local;
+      atomicMin(first, static_cast<unsigned long long>(i));
+    }
+  }
+  if (local != 0) atomicAdd(mismatches, local);
+}
+
+template <class T>
+std::string validate(const T* got, const T* reference, std::int64_t n, bool shifted) {
+  device_buffer<unsigned long long> counters(2);
+  const unsigned long long init[2] = {0, ~0ull};
+  SCANLAB_CHECK(cudaMemcpy(counters.data(), init, sizeof(init), cudaMemcpyHostToDevice));
+  if (n > 0) {
+    count_mismatches_kernel<<<1024, 256>>>(got, reference, n, shifted, counters.data(), counters.data() + 1);
+    SCANLAB_CHECK_LAUNCH();
+  }
+  const auto host = counters.to_host();
+  if (host[0] == 0) return "pass";
+  std::ostringstream message;
+  message << "FAIL: " << host[0] << " items differ from CUB, first at " << host[1];
+  return message.str();
+}
+
+template <class T>
+void fill_random(device_buffer<T>& buffer, std::uint64_t seed) {
+  if (buffer.size() == 0) return;
+  fill_random_kernel<<<1024, 256>>>(buffer.data(), buffer.size(), seed);
+  SCANLAB_CHECK_LAUNCH();
+  SCANLAB_CHECK(cudaDeviceSynchronize());
+}
+
+// cub::DeviceScan::InclusiveSum with the narrowest count type that holds n (what CUB's
+// own benchmarks and users do).
+template <class T>
+cudaError_t cub_scan(void* temp, std::size_t& bytes, const T* in, T* out, std::int64_t n, cudaStream_t stream) {
+  if (n <= INT_MAX) return cub::DeviceScan::InclusiveSum(temp, bytes, in, out, static_cast<int>(n), stream);
+  return cub::DeviceScan::InclusiveSum(temp, bytes, in, out, n, stream);
+}
+
+struct type_run {
+  std::string type_name;
+  std::string dataset;
+};
+
+template <class T>
+void run_type(harness& h, const suite_options& options, const type_run& what, std::vector<result>& rows) {
+  const auto selected = [&](const std::string& name) {
+    return options.variants.empty() ||
+           std::find(options.variants.begin(), options.variants.end(), name) != options.variants.end();
+  };
+  const auto progress = [&](const std::string& variant, std::int64_t n) {
+    if (options.progress) options.progress(variant + " " + what.type_name + " n=" + std::to_string(n));
+  };
+  std::uint64_t seed = 20261122;
+  for (const std::int64_t n : options.sizes) {
+    if (n < 0) throw std::invalid_argument("scan suite: negative size");
+    device_buffer<T> in(std::max<std::int64_t>(n, 1));
+    device_buffer<T> out(std::max<std::int64_t>(n, 1));
+    device_buffer<T> reference(std::max<std::int64_t>(n, 1));
+    fill_random(in, seed++);
+    const T* d_in = in.data();
+    const double bytes = 2.0 * static_cast<double>(n) * sizeof(T);
+    const auto make_row = [&](const std::string& variant, const timing& t) {
+      result r;
+      r.suite = "scan";
+      r.variant = variant;
+      r.type = what.type_name;
+      r.dataset = what.dataset;
+      r.n = n;
+      r.bytes = bytes;
+      r.time = t;
+      return r;
+    };
+
+    // CUB first: the baseline time and the reference output.
+    progress("cub", n);
+    std::size_t cub_bytes = 0;
+    SCANLAB_CHECK(cub_scan(nullptr, cub_bytes, d_in, reference.data(), n, nullptr));
+    device_buffer<unsigned char> cub_temp(static_cast<std::int64_t>(std::max<std::size_t>(cub_bytes, 1)));
+    const timing cub_time = h.time([&](cudaStream_t s) {
+      SCANLAB_CHECK(cub_scan(cub_temp.data(), cub_bytes, d_in, reference.data(), n, s));
+    });
+    result cub_row = make_row("cub", cub_time);
+    cub_row.baseline_ms = cub_time.median_ms;
+    cub_row.validation = "n/a";  // the reference itself
+
+    // `call(temp, temp_bytes, stream)` runs the variant (temp == nullptr: size query).
+    const auto run_variant = [&](const std::string& name, bool exclusive, const auto& call) {
+      if (!selected(name)) return;
+      progress(name, n);
+      std::size_t temp_bytes = 0;
+      SCANLAB_CHECK(call(nullptr, temp_bytes, nullptr));
+      device_buffer<unsigned char> temp(static_cast<std::int64_t>(temp_bytes));
+      out.fill_bytes(0xab);
+      const timing t = h.time([&](cudaStream_t s) { SCANLAB_CHECK(call(temp.data(), temp_bytes, s)); });
+      result row = make_row(name, t);
+      row.baseline_ms = cub_time.median_ms;
+      if (options.validate) {
+        SCANLAB_CHECK(cudaDeviceSynchronize());
+        row.validation = validate(out.data(), reference.data(), n, exclusive);
+      }
+      rows.push_back(std::move(row));
+    };
+
+    for (const ladder::scan_variant variant : ladder::scan_variants) {
+      if (variant == ladder::scan_variant::naive && n > ladder::naive_scan_max_items) continue;  // O(n^2): no row
+      run_variant("ladder/" + std::string(ladder::variant_name(variant)), false,
+                  [&](void* temp, std::size_t& temp_bytes, cudaStream_t s) {
+                    return ladder::scan(variant, ladder::scan_kind::inclusive, temp, temp_bytes, d_in, out.data(), n,
+                                        T(0), plus{}, s, ladder_block_threads);
+                  });
+    }
+    run_variant("production", false, [&](void* temp, std::size_t& temp_bytes, cudaStream_t s) {
+      return scanlab::inclusive_scan(temp, temp_bytes, d_in, out.data(), n, plus{}, s);
+    });
+    run_variant("production-exclusive", true, [&](void* temp, std::size_t& temp_bytes, cudaStream_t s) {
+      return scanlab::exclusive_scan(temp, temp_bytes, d_in, out.data(), n, T(0), plus{}, s);
+    });
+    rows.push_back(std::move(cub_row));
+  }
+}
+
+std::vector<result> run_scan_suite(harness& h, const suite_options& options) {
+  std::vector<result> rows;
+  for (const std::string& type : options.types) {
+    if (type == "int32") {
+      run_type<std::int32_t>(h, options, {"int32", "random integers [-8,8]"}, rows);
+    } else if (type == "float32") {
+      run_type<float>(h, options, {"float32", "random integers [-8,8]"}, rows);
+    } else {
+      throw std::invalid_argument("scan suite: unknown type '" + type + "' (choose int32, float32)");
+    }
+  }
+  return rows;
+}
+
+}  // namespace
+
+suite scan_suite() {
+  return {"scan",
+          "Prefix scan: the ladder (naive to decoupled look-back), the production path and "
+          "cub::DeviceScan::InclusiveSum",
+          scan_variant_names(), run_scan_suite};
+}
+
+}  // namespace scanlab::bench

@@ -1,0 +1,127 @@
+// The production scan's host side: temp-storage sizing, the choice of launch, the launch.
+#pragma once
+
+#include <scanlab/detail/util.cuh>
+#include <scanlab/device/scan_kernel.cuh>
+#include <scanlab/device/scan_policy.cuh>
+#include <scanlab/device/tile_state.cuh>
+#include <scanlab/error.hpp>
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace scanlab::scan_detail {
+
+// Test and benchmark hooks: force a launch mode, or cap the grid (to get many
+// look-back rounds out of small inputs). Users never need these.
+struct scan_options {
+  scan_mode mode = scan_mode::automatic;
+  int max_blocks = 0;  // 0: as many as can be resident
+};
+
+// How many blocks of `kernel` fit on the current device at once, and whether it can
+// launch cooperative grids. Cached per kernel (the template) and device.
+template <class Policy, class InputIt, class OutputIt, class T, class Op>
+[[nodiscard]] cudaError_t resident_capacity(int& capacity, bool& cooperative) {
+  constexpr int cached_devices = 16;
+  static std::atomic<int> cache[cached_devices] = {};  // (capacity << 1) | cooperative; 0: not asked yet
+  int device = 0;
+  SCANLAB_TRY(cudaGetDevice(&device));
+  if (device < cached_devices) {
+    const int known = cache[device].load(std::memory_order_relaxed);
+    if (known != 0) {
+      capacity = known >> 1;
+      cooperative = (known & 1) != 0;
+      return cudaSuccess;
+    }
+  }
+  int per_sm = 0;
+  int sms = 0;
+  int can_cooperate = 0;
+  SCANLAB_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, scan_tiles_kernel<Policy, InputIt, OutputIt, T, Op>, Policy::block_threads, 0));
+  SCANLAB_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  SCANLAB_TRY(cudaDeviceGetAttribute(&can_cooperate, cudaDevAttrCooperativeLaunch, device));
+  capacity = per_sm * sms;
+  cooperative = can_cooperate != 0 && capacity > 0;
+  if (capacity < 1) return cudaErrorInvalidConfiguration;  // the kernel cannot run at all
+  if (device < cached_devices) cache[device].store((capacity << 1) | (cooperative ? 1 : 0), std::memory_order_relaxed);
+  return cudaSuccess;
+}
+
+// Temp storage: [alignment slack][tile states].
+template <class T>
+constexpr std::size_t scan_temp_bytes(std::int64_t num_tiles) {
+  return 256 + device::tile_state<T>::storage_bytes(num_tiles);
+}
+
+template <class Policy, class InputIt, class OutputIt, class T, class Op>
+[[nodiscard]] cudaError_t dispatch_scan(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
+                                        std::int64_t n, bool exclusive, T init, Op op, cudaStream_t stream,
+                                        scan_options options = {}) {
+  if (n < 0) return cudaErrorInvalidValue;
+  const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
+  const std::size_t required = scan_temp_bytes<T>(num_tiles);
+  if (d_temp == nullptr) {
+    temp_bytes = required;
+    return cudaSuccess;
+  }
+  if (temp_bytes < required) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+
+  auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
+  const device::tile_state<T> state(base, num_tiles);
+
+  scan_mode mode = options.mode;
+  if (mode == scan_mode::automatic) mode = num_tiles == 1 ? scan_mode::single_block : scan_mode::cooperative;
+  std::int64_t grid = 1;
+  if (mode != scan_mode::single_block) {
+    int capacity = 0;
+    bool cooperative = false;
+    SCANLAB_TRY((resident_capacity<Policy, InputIt, OutputIt, T, Op>(capacity, cooperative)));
+    if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
+    if (mode == scan_mode::cooperative && !cooperative) mode = scan_mode::tickets;
+    grid = num_tiles < capacity ? num_tiles : capacity;
+  }
+
+  scan_params<InputIt, OutputIt, T, Op> params{.in = d_in,
+                                               .out = d_out,
+                                               .n = n,
+                                               .num_tiles = num_tiles,
+                                               .init = init,
+                                               .op = op,
+                                               .state = state,
+                                               .mode = mode,
+                                               .exclusive = exclusive,
+                                               .vector_load = false,
+                                               .vector_store = false};
+  if constexpr (std::is_pointer_v<InputIt>) params.vector_load = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
+  if constexpr (std::is_pointer_v<OutputIt>) params.vector_store = reinterpret_cast<std::uintptr_t>(d_out) % 16 == 0;
+
+  const auto kernel = scan_tiles_kernel<Policy, InputIt, OutputIt, T, Op>;
+  const dim3 grid_dim(static_cast<unsigned>(grid));
+  const dim3 block_dim(Policy::block_threads);
+  if (mode == scan_mode::cooperative) {
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeCooperative;
+    attribute.val.cooperative = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid_dim;
+    config.blockDim = block_dim;
+    config.dynamicSmemBytes = 0;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    SCANLAB_TRY(cudaLaunchKernelEx(&config, kernel, params));
+    return cudaSuccess;
+  }
+  if (mode == scan_mode::tickets) SCANLAB_TRY(state.reset(stream));
+  kernel<<<grid_dim, block_dim, 0, stream>>>(params);
+  SCANLAB_TRY_LAUNCH();
+  return cudaSuccess;
+}
+
+}  // namespace scanlab::scan_detail

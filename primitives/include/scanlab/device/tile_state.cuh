@@ -1,0 +1,361 @@
+// Decoupled look-back tile state: how the tiles of a single-pass algorithm (scan,
+// stream compaction, partition) hand their running totals forward, deterministically.
+//
+// Tiles are grouped in aligned windows of 32 (window w = tiles 32w .. 32w+31). The state
+// holds two kinds of entries, each a status and a value:
+//   per tile t    invalid | aggregate    A_t, the tile's own total, published as soon as
+//                                        the tile is reduced;
+//   per window w  invalid | inclusive    C_w, the total of all tiles before window w
+//                                        (tiles 0 .. 32w-1), published by tile 32w-1.
+//
+// The canonical prefix. Let R_w be the window total and X_t the in-window prefix, both
+// taken from ONE fixed tree: the warp Kogge-Stone inclusive scan of the window's 32
+// aggregates (lane i holding A_{32w+i}): X_t = that scan at lane t-32w-1, R_w = at lane 31.
+// Then  C_1 = R_0,  C_{w+1} = C_w op R_w,  and the exclusive prefix of tile t is
+// E_t = C_w op X_t (just X_t in window 0, just C_w for the first tile of a window).
+// Every quantity is one fixed expression of the aggregates: whichever published C a
+// look-back happens to find, folding the window totals forward from it gives the same
+// bits. So results never depend on timing, for floats too (a look-back that reduces
+// whatever it finds ready, as usual, rounds differently from run to run).
+//
+// Protocol, for the user of this header:
+//   1. Every status must read "invalid" before any tile can look at it: reset(stream)
+//      (a cudaMemsetAsync of reset_bytes(), ordered before the kernel by the stream), or
+//      init_tile() for every tile inside a cooperative kernel, then a grid-wide barrier.
+//      Temp storage arrives uninitialised: this is needed on every call.
+//   2. Tile t publishes its aggregate (one thread), then, for t >= 1, one whole warp calls
+//      exclusive_prefix(t, A_t, op), which returns E_t and, when t ends a window,
+//      publishes C_{w+1}. Tile 0 has no prefix.
+//   3. A look-back waits only on tiles below it. It cannot deadlock if every lower tile is
+//      being processed by a block that is already resident: hand tiles out in order with
+//      claim_tile() (a block holding tile t got it after tiles < t were handed to running
+//      blocks, which wait only on tiles below themselves), or launch a cooperative
+//      (all-resident) grid whose blocks walk their tiles in increasing order.
+//
+// Memory ordering (CUDA/PTX memory model, gpu scope):
+//   * sizeof(T) <= 4: status and value share one 64-bit word, written and read with a
+//     single relaxed gpu-scope access (st.relaxed.gpu / ld.relaxed.gpu): the reader needs
+//     nothing but the word itself, so no fence is needed and the pair never tears.
+//   * larger T: the value goes to its own slot first, then the status is written with
+//     st.release.gpu; a reader loads the status with ld.acquire.gpu before it reads the
+//     value (from L2: ld.global.cg). Each slot is written once per call.
+#pragma once
+
+#include <scanlab/detail/shuffle.cuh>
+#include <scanlab/detail/util.cuh>
+#include <scanlab/warp/warp_scan.cuh>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace scanlab::device {
+
+enum class tile_status : std::uint32_t { invalid = 0, aggregate = 1, inclusive = 2 };
+
+namespace tile_state_detail {
+
+__device__ __forceinline__ std::uint64_t load_relaxed(const std::uint64_t* address) {
+  std::uint64_t value;
+  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
+  return value;
+}
+__device__ __forceinline__ void store_relaxed(std::uint64_t* address, std::uint64_t value) {
+  asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
+}
+__device__ __forceinline__ std::uint32_t load_acquire(const std::uint32_t* address) {
+  std::uint32_t value;
+  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
+  return value;
+}
+__device__ __forceinline__ void store_release(std::uint32_t* address, std::uint32_t value) {
+  asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
+}
+__device__ __forceinline__ void store_relaxed32(std::uint32_t* address, std::uint32_t value) {
+  asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
+}
+
+// A T read from / written to L2 (bypassing L1) in 4-byte words, for values another
+// block wrote. The address must be 4-byte aligned (slots below are).
+template <class T>
+__device__ __forceinline__ T load_cg(const T* address) {
+  constexpr int words = static_cast<int>((sizeof(T) + 3) / 4);
+  unsigned int raw[words];
+  const unsigned int* source = reinterpret_cast<const unsigned int*>(address);
+#pragma unroll
+  for (int w = 0; w < words; ++w) raw[w] = __ldcg(source + w);
+  T value;
+  std::memcpy(&value, raw, sizeof(T));
+  return value;
+}
+template <class T>
+__device__ __forceinline__ void store_cg(T* address, const T& value) {
+  constexpr int words = static_cast<int>((sizeof(T) + 3) / 4);
+  unsigned int raw[words] = {};
+  std::memcpy(raw, &value, sizeof(T));
+  unsigned int* target = reinterpret_cast<unsigned int*>(address);
+#pragma unroll
+  for (int w = 0; w < words; ++w) __stcg(target + w, raw[w]);
+}
+
+// Bytes of one slot holding a T: padded to whole 4-byte words.
+template <class T>
+inline constexpr std::size_t slot_bytes = (sizeof(T) + 3) / 4 * 4;
+
+// a op b, or b when a does not exist (no identity element is ever needed).
+template <class T, class Op>
+__device__ __forceinline__ T then(bool has_a, const T& a, const T& b, const Op& op) {
+  return has_a ? op(a, b) : b;
+}
+
+}  // namespace tile_state_detail
+
+template <class T>
+class tile_state {
+  static_assert(std::is_trivially_copyable_v<T>, "tile values must be trivially copyable");
+
+ public:
+  static constexpr int window_tiles = 32;
+  // Status and value in one 64-bit word (one access) when the value fits in 32 bits.
+  static constexpr bool packed = sizeof(T) <= 4;
+
+  __host__ __device__ static constexpr std::int64_t windows(std::int64_t num_tiles) {
+    return num_tiles / window_tiles + 1;
+  }
+
+  // Layout: [ticket counter, padded to 128 B][tile statuses][window statuses] then, when not
+  // packed, [tile values][window values]. A reset zeroes the first reset_bytes().
+  static constexpr std::size_t header_bytes = 128;
+  static constexpr std::size_t status_size = packed ? sizeof(std::uint64_t) : sizeof(std::uint32_t);
+  __host__ __device__ static constexpr std::size_t reset_bytes(std::int64_t num_tiles) {
+    return header_bytes + static_cast<std::size_t>(num_tiles + windows(num_tiles)) * status_size;
+  }
+  __host__ __device__ static constexpr std::size_t storage_bytes(std::int64_t num_tiles) {
+    if constexpr (packed) {
+      return reset_bytes(num_tiles);
+    } else {
+      return detail::align_up(reset_bytes(num_tiles), 16) +
+             detail::align_up(static_cast<std::size_t>(num_tiles) * tile_state_detail::slot_bytes<T>, 16) +
+             detail::align_up(static_cast<std::size_t>(windows(num_tiles)) * tile_state_detail::slot_bytes<T>, 16);
+    }
+  }
+
+  tile_state() = default;
+  // d_storage: storage_bytes(num_tiles) bytes of device memory, 128-byte aligned.
+  __host__ __device__ tile_state(void* d_storage, std::int64_t num_tiles) : num_tiles_(num_tiles) {
+    auto* bytes = static_cast<unsigned char*>(d_storage);
+    counter_ = reinterpret_cast<unsigned long long*>(bytes);
+    tile_status_ = bytes + header_bytes;
+    window_status_ = tile_status_ + static_cast<std::size_t>(num_tiles) * status_size;
+    if constexpr (!packed) {
+      tile_values_ = bytes + detail::align_up(reset_bytes(num_tiles), 16);
+      window_values_ =
+          tile_values_ + detail::align_up(static_cast<std::size_t>(num_tiles) * tile_state_detail::slot_bytes<T>, 16);
+    }
+  }
+
+  [[nodiscard]] __host__ __device__ std::int64_t num_tiles() const { return num_tiles_; }
+
+  // Host: every status invalid and the ticket counter zero, in stream order.
+  [[nodiscard]] cudaError_t reset(cudaStream_t stream) const {
+    return cudaMemsetAsync(counter_, 0, reset_bytes(num_tiles_), stream);
+  }
+
+  // Device, inside a kernel, once per tile: the tile's status (and, for a tile that ends a
+  // window, that window's successor prefix) invalid. Order before any look-back with a
+  // grid-wide barrier. Block 0 also zeroes the ticket counter with init_counter().
+  __device__ void init_tile(std::int64_t tile) const {
+    clear(tile_status_, tile);
+    if (tile % window_tiles == window_tiles - 1) clear(window_status_, tile / window_tiles + 1);
+  }
+  __device__ void init_counter() const { *counter_ = 0; }
+
+  // The next tile in launch order (one thread per block calls it).
+  __device__ std::int64_t claim_tile() const { return static_cast<std::int64_t>(atomicAdd(counter_, 1ull)); }
+
+  // One thread: the tile's own total.
+  __device__ void publish_aggregate(std::int64_t tile, const T& aggregate) const {
+    publish(tile_status_, tile_values_, tile, tile_status::aggregate, aggregate);
+  }
+  // One thread: C_w, the total of the tiles before window w (w >= 1).
+  __device__ void publish_window_prefix(std::int64_t window, const T& prefix) const {
+    publish(window_status_, window_values_, window, tile_status::inclusive, prefix);
+  }
+
+  // One poll: the status, and the value unless invalid.
+  __device__ tile_status poll_aggregate(std::int64_t tile, T& value) const {
+    return poll(tile_status_, tile_values_, tile, value);
+  }
+  __device__ tile_status poll_window_prefix(std::int64_t window, T& value) const {
+    return poll(window_status_, window_values_, window, value);
+  }
+
+  // Warp-cooperative look-back: all 32 lanes of one warp, for tile >= 1, after the tile's
+  // aggregate was published. Returns E_t (the canonical exclusive prefix, on every lane);
+  // if the tile ends a window, also publishes the next window's prefix.
+  //
+  // First the aggregates of the earlier tiles in the tile's own window (waiting until they
+  // are published); then C_w: the window prefix published at the end of the previous
+  // window if it is there, else that window's total is formed from its 32 aggregates and
+  // the walk goes one window further back, two windows per poll, until a published
+  // prefix (or tile 0) is reached; the window totals met on the way are folded forward
+  // from it. Only aggregates are ever waited for, and tiles publish them early.
+  template <class Op>
+  __device__ T exclusive_prefix(std::int64_t tile, const T& own_aggregate, Op op) const {
+    const int lane = static_cast<int>(detail::scan_lane());
+    const int position = static_cast<int>(tile % window_tiles);
+    const std::int64_t window = tile / window_tiles;
+    const std::int64_t first = tile - position;
+    // One round trip in the common case: the earlier aggregates of this window and the
+    // window's published prefix are polled together.
+    T value = own_aggregate;
+    tile_status status = tile_status::aggregate;
+    if (lane < position) status = poll_aggregate(first + lane, value);
+    T published;
+    tile_status published_status = tile_status::invalid;
+    if (window > 0 && lane == 0) published_status = poll_window_prefix(window, published);
+    while (!__all_sync(detail::full_warp_mask, status != tile_status::invalid)) {
+      if (lane < position) status = poll_aggregate(first + lane, value);
+    }
+    if (lane >= position) value = own_aggregate;
+    const T scanned = warp_inclusive_scan(value, op);
+    const T in_window = detail::shfl_idx(scanned, position > 0 ? position - 1 : 0);
+
+    T before_window;
+    bool has_before = false;
+    if (window > 0) {
+      has_before = true;
+      if (__shfl_sync(detail::full_warp_mask, published_status == tile_status::inclusive ? 1 : 0, 0) != 0) {
+        before_window = detail::shfl_idx(published, 0);
+      } else {
+        window_prefix(window, op, before_window);
+      }
+    }
+    if (position == window_tiles - 1) {
+      const T window_total = detail::shfl_idx(scanned, window_tiles - 1);
+      if (lane == 0) {
+        publish_window_prefix(window + 1, tile_state_detail::then(has_before, before_window, window_total, op));
+      }
+    }
+    return position > 0 ? tile_state_detail::then(has_before, before_window, in_window, op) : before_window;
+  }
+
+  // C_w for window w >= 1 (on every lane of the calling warp); returns true (it exists).
+  template <class Op>
+  __device__ bool window_prefix(std::int64_t window, Op op, T& prefix) const {
+    constexpr int batch = 2;  // windows examined per poll
+    const int lane = static_cast<int>(detail::scan_lane());
+    // Totals of the windows walked over, newest first: lane j holds the j-th one.
+    T walked;
+    int depth = 0;
+    std::int64_t next = window - 1;  // the window whose successor prefix C_{next+1} is wanted
+    for (;;) {
+      T aggregates[batch];
+      tile_status aggregate_status[batch];
+#pragma unroll
+      for (int b = 0; b < batch; ++b) {
+        aggregate_status[b] = tile_status::invalid;
+        if (next - b >= 0) aggregate_status[b] = poll_aggregate((next - b) * window_tiles + lane, aggregates[b]);
+      }
+      T published;
+      tile_status published_status = tile_status::invalid;
+      if (lane < batch && next - lane >= 0) published_status = poll_window_prefix(next + 1 - lane, published);
+      const unsigned published_lanes =
+          __ballot_sync(detail::full_warp_mask, lane < batch && published_status == tile_status::inclusive);
+#pragma unroll
+      for (int b = 0; b < batch; ++b) {
+        const std::int64_t w = next;  // == original next - b
+        const bool start_found = (published_lanes >> b) & 1u;
+        if (start_found || w < 0) {
+          // Fold forward: C_{w+1} (or nothing, below window 0), then the walked totals.
+          bool has = start_found;
+          T acc;
+          if (start_found) acc = detail::shfl_idx(published, b);
+          for (int j = depth - 1; j >= 0; --j) {
+            acc = tile_state_detail::then(has, acc, detail::shfl_idx(walked, j), op);
+            has = true;
+          }
+          prefix = acc;
+          return true;
+        }
+        const bool complete = __all_sync(detail::full_warp_mask, aggregate_status[b] != tile_status::invalid);
+        if (!complete || depth == window_tiles) break;  // wait (or no room to walk further): poll again
+        const T total = detail::shfl_idx(warp_inclusive_scan(aggregates[b], op), window_tiles - 1);
+        if (lane == depth) walked = total;
+        ++depth;
+        --next;
+      }
+    }
+  }
+
+ private:
+  static __device__ void clear(unsigned char* statuses, std::int64_t index) {
+    if constexpr (packed) {
+      tile_state_detail::store_relaxed(reinterpret_cast<std::uint64_t*>(statuses) + index, 0);
+    } else {
+      tile_state_detail::store_relaxed32(reinterpret_cast<std::uint32_t*>(statuses) + index, 0);
+    }
+  }
+
+  static __device__ T* slot(unsigned char* values, std::int64_t index) {
+    return reinterpret_cast<T*>(values + static_cast<std::size_t>(index) * tile_state_detail::slot_bytes<T>);
+  }
+
+  static __device__ void publish(unsigned char* statuses, unsigned char* values, std::int64_t index,
+                                 tile_status status, const T& value) {
+    if constexpr (packed) {
+      std::uint32_t bits = 0;
+      std::memcpy(&bits, &value, sizeof(T));
+      const std::uint64_t word = (static_cast<std::uint64_t>(status) << 32) | bits;
+      tile_state_detail::store_relaxed(reinterpret_cast<std::uint64_t*>(statuses) + index, word);
+    } else {
+      tile_state_detail::store_cg(slot(values, index), value);
+      tile_state_detail::store_release(reinterpret_cast<std::uint32_t*>(statuses) + index,
+                                       static_cast<std::uint32_t>(status));
+    }
+  }
+
+  static __device__ tile_status poll(const unsigned char* statuses, unsigned char* values, std::int64_t index,
+                                     T& value) {
+    if constexpr (packed) {
+      const std::uint64_t word =
+          tile_state_detail::load_relaxed(reinterpret_cast<const std::uint64_t*>(statuses) + index);
+      const std::uint32_t bits = static_cast<std::uint32_t>(word);
+      std::memcpy(&value, &bits, sizeof(T));
+      return static_cast<tile_status>(word >> 32);
+    } else {
+      const auto status = static_cast<tile_status>(
+          tile_state_detail::load_acquire(reinterpret_cast<const std::uint32_t*>(statuses) + index));
+      if (status != tile_status::invalid) value = tile_state_detail::load_cg(slot(values, index));
+      return status;
+    }
+  }
+
+  unsigned long long* counter_ = nullptr;
+  unsigned char* tile_status_ = nullptr;
+  unsigned char* window_status_ = nullptr;
+  unsigned char* tile_values_ = nullptr;
+  unsigned char* window_values_ = nullptr;
+  std::int64_t num_tiles_ = 0;
+};
+
+// A prefix callback for block_scan's *_with_prefix forms (tiles >= 1): publishes the
+// block's aggregate, looks back, returns the tile's exclusive prefix. Tile 0 has none:
+// it publishes its aggregate and scans without a prefix.
+template <class T, class Op>
+struct lookback_prefix_op {
+  tile_state<T> state;
+  std::int64_t tile;
+  Op op;
+
+  __device__ T operator()(const T& block_aggregate) const {
+    if (detail::scan_lane() == 0) state.publish_aggregate(tile, block_aggregate);
+    __syncwarp();
+    return state.exclusive_prefix(tile, block_aggregate, op);
+  }
+};
+
+}  // namespace scanlab::device
