@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
                         {}, /*dataset_options=*/false);
   CLI::App& parser = app.parser();
   parser.require_subcommand(1);
+  parser.fallthrough();  // --repeat, --json, --device, -v, -q also work after the subcommand
 
   std::vector<suite> suites = {scanlab::bench::reduce_suite(), scanlab::bench::scan_suite()};
   std::string sizes_text = "2^10..2^30";

@@ -4,7 +4,7 @@
 // associativity (operators are applied as op(earlier, later), never swapped).
 #pragma once
 
-#include <limits>
+#include <cuda/std/limits>
 #include <type_traits>
 
 namespace scanlab {
@@ -47,15 +47,15 @@ struct identity<multiplies, T> {
 template <class T>
 struct identity<minimum, T> {
   __host__ __device__ static constexpr T value() {
-    if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
-    else return std::numeric_limits<T>::max();
+    if constexpr (cuda::std::numeric_limits<T>::has_infinity) return cuda::std::numeric_limits<T>::infinity();
+    else return cuda::std::numeric_limits<T>::max();
   }
 };
 template <class T>
 struct identity<maximum, T> {
   __host__ __device__ static constexpr T value() {
-    if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
-    else return std::numeric_limits<T>::lowest();
+    if constexpr (cuda::std::numeric_limits<T>::has_infinity) return -cuda::std::numeric_limits<T>::infinity();
+    else return cuda::std::numeric_limits<T>::lowest();
   }
 };
 
