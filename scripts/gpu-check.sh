@@ -6,14 +6,15 @@
 #
 #   scripts/gpu-check.sh [--bin DIR] [--skip-tests] [--skip-sanitizer]
 #                        [--tools "memcheck racecheck synccheck"] [--filter GTEST_FILTER]
-#                        [--max-n N] [--only NAME]
+#                        [--max-n N] [--only NAME] [--timeout SECONDS]
 #
 # Under the sanitizer, tests named *Large* (past 2^31 elements) and *Stress* are
 # left out by default (the same code at sizes that take hours there), and so are
 # *DeliberateApiError* tests, which provoke a failing CUDA call on purpose to check
 # that it is reported (memcheck would count that call as an error). The sanitizer
 # runs also set SCANLAB_TEST_MAX_N (default 65536): every test runs its whole logic
-# on its sizes up to that bound. --only NAME limits everything to one test executable.
+# on its sizes up to that bound. --only NAME limits everything to one test executable;
+# --timeout stops each sanitizer run after that many seconds (counted as a failure).
 set -uo pipefail
 
 bin=build/bin
@@ -23,6 +24,7 @@ run_tests=1
 run_sanitizer=1
 max_n=65536
 only=""
+limit=0
 while (($#)); do
   case "$1" in
     --bin) bin=$2; shift 2 ;;
@@ -30,9 +32,10 @@ while (($#)); do
     --filter) filter=$2; shift 2 ;;
     --max-n) max_n=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
+    --timeout) limit=$2; shift 2 ;;
     --skip-tests) run_tests=0; shift ;;
     --skip-sanitizer) run_sanitizer=0; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -78,7 +81,7 @@ if ((run_sanitizer)); then
       for tool in $tools; do
         echo "== compute-sanitizer --tool $tool $name"
         log=$(mktemp)
-        SCANLAB_TEST_MAX_N=$max_n "$sanitizer" --tool "$tool" --error-exitcode 99 \
+        SCANLAB_TEST_MAX_N=$max_n timeout "$limit" "$sanitizer" --tool "$tool" --error-exitcode 99 \
           "$t" --gtest_brief=1 --gtest_filter="$filter" 2>&1 | tee "$log"
         code=${PIPESTATUS[0]}
         record "$tool $name" "$code" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|^\[  (PASSED|FAILED) ' "$log" | tr '\n' ' ')"

@@ -99,7 +99,10 @@ expectation expect_for(what w, std::span<const T> x, std::span<const T> y) {
     }
     e.value = mean ? norms_ref::root_mean(s.value, n) : std::sqrt(s.value);
     // sqrt halves a relative error; the root, the division by n and the scaling add a few ulps.
-    const double ssq_rel = s.value > 0 ? norms_ref::sum_error_bound(n, eps, s.abs_sum) / static_cast<double>(s.value) : 0;
+    // The relative bound, formed in long double: for values near the top of double's range
+    // the absolute bound (and the sum itself) would overflow a double.
+    const double ssq_rel =
+        s.value > 0 ? norms_ref::sum_error_bound(n, eps, 1.0L) * static_cast<double>(s.abs_sum / s.value) : 0;
     e.tolerance = (0.5 * ssq_rel + 4 * eps) * std::fabs(static_cast<double>(e.value));
     return e;
   };
