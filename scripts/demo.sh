@@ -21,6 +21,12 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   exit 3
 fi
 
+echo "== scanlab-norms: dot, norms, RMS against CUB and cuBLAS"
+"$bin/scanlab-norms" -i "$out/uniform_f32.npy" --validate --bench --json "$out/norms.json"
+echo "== scanlab-cg: conjugate gradients on a 3-D Poisson matrix"
+"$bin/scanlab-cg" --poisson3d 64 --validate
+echo "== scanlab-jacobi: Laplace on a 64^3 grid, stopping on the RMS change"
+"$bin/scanlab-jacobi" --n 64 --validate
 echo "== scanlab-bench reduce"
 "$bin/scanlab-bench" reduce --sizes 2^20,2^24,2^28 --json "$out/reduce.json"
 echo "== scanlab-bench scan"
