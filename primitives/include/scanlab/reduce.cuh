@@ -46,6 +46,7 @@
 // block over them), with the same result bits.
 #pragma once
 
+#include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/detail/vector_io.cuh>
 #include <scanlab/device/reduce_kernels.cuh>
@@ -55,7 +56,6 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -64,37 +64,6 @@
 namespace scanlab {
 
 namespace detail {
-
-// The largest grid of `kernel` that is resident at once on the current device
-// (SMs x min(occupancy, Policy::blocks_per_sm)), and whether it supports cooperative
-// launch. Cached per device and per kernel: the queries are not free, and every
-// call of a small reduction pays for its host time.
-template <class Policy, class Kernel>
-cudaError_t grid_capacity(Kernel kernel, int& max_blocks, bool& cooperative) {
-  constexpr int cached_devices = 64;
-  static std::atomic<int> cache[cached_devices];  // (max_blocks << 1 | cooperative) + 1; 0 = unknown
-  int device = 0;
-  SCANLAB_TRY(cudaGetDevice(&device));
-  if (device >= 0 && device < cached_devices) {
-    const int packed = cache[device].load(std::memory_order_relaxed);
-    if (packed != 0) {
-      max_blocks = (packed - 1) >> 1;
-      cooperative = ((packed - 1) & 1) != 0;
-      return cudaSuccess;
-    }
-  }
-  int sms = 0, coop = 0, per_sm = 0;
-  SCANLAB_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SCANLAB_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
-  SCANLAB_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Policy::threads, 0));
-  if (per_sm < 1 || sms < 1) return cudaErrorInvalidConfiguration;  // the kernel cannot run at all
-  max_blocks = sms * (per_sm < Policy::blocks_per_sm ? per_sm : Policy::blocks_per_sm);
-  cooperative = coop != 0;
-  if (device >= 0 && device < cached_devices) {
-    cache[device].store(((max_blocks << 1) | (cooperative ? 1 : 0)) + 1, std::memory_order_relaxed);
-  }
-  return cudaSuccess;
-}
 
 // Items one block of Policy's shape reads per iteration (one tile).
 template <class Policy, class InputIt>
@@ -133,10 +102,10 @@ cudaError_t dispatch_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in,
     return cudaSuccess;
   }
 
-  const auto kernel = reduce_grid_kernel<Policy, InputIt, OutputIt, T, Op, Tf>;
+  constexpr auto kernel = reduce_grid_kernel<Policy, InputIt, OutputIt, T, Op, Tf>;
   int max_blocks = 0;
   bool cooperative = false;
-  SCANLAB_TRY(grid_capacity<Policy>(kernel, max_blocks, cooperative));
+  SCANLAB_TRY(resident_grid<kernel>(Policy::threads, Policy::blocks_per_sm, max_blocks, cooperative));
   // One partial per block; sized for the largest grid so the size depends only on n.
   const std::size_t required = align_up(static_cast<std::size_t>(max_blocks) * sizeof(T));
   if (d_temp == nullptr) {
@@ -166,18 +135,8 @@ cudaError_t dispatch_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in,
   T* partials = static_cast<T*>(d_temp);
 
   if (cooperative) {
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeCooperative;
-    attribute.val.cooperative = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(grid));
-    config.blockDim = dim3(Policy::threads);
-    config.dynamicSmemBytes = 0;
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    SCANLAB_TRY(cudaLaunchKernelEx(&config, kernel, d_in, n, units_per_block, partials, d_out, init, op, tf, true));
-    return cudaSuccess;
+    return launch_cooperative(kernel, grid, Policy::threads, stream, d_in, n, units_per_block, partials, d_out, init,
+                              op, tf, true);
   }
   kernel<<<grid, Policy::threads, 0, stream>>>(d_in, n, units_per_block, partials, d_out, init, op, tf, false);
   SCANLAB_TRY_LAUNCH();

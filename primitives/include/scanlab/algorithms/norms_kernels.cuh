@@ -24,6 +24,7 @@
 #pragma once
 
 #include <scanlab/block/block_reduce.cuh>
+#include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/detail/vector_io.cuh>
 #include <scanlab/error.hpp>
@@ -32,7 +33,6 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -473,36 +473,6 @@ __global__ void __launch_bounds__(Policy::threads)
 
 // ---- Dispatch ----------------------------------------------------------------------
 
-// The largest resident grid of norm_grid_kernel<Policy, Kind, T, Acc> on the current
-// device, and whether it can be launched cooperatively. Cached per device (one cache
-// per instantiation: the queries cost host time on every small call otherwise).
-template <class Policy, class Kind, class T, class Acc>
-cudaError_t norm_grid_capacity(int& max_blocks, bool& cooperative) {
-  constexpr int cached_devices = 64;
-  static std::atomic<int> cache[cached_devices];  // (max_blocks << 1 | cooperative) + 1; 0 = unknown
-  int device = 0;
-  SCANLAB_TRY(cudaGetDevice(&device));
-  const bool cacheable = device >= 0 && device < cached_devices;
-  if (cacheable) {
-    const int packed = cache[device].load(std::memory_order_relaxed);
-    if (packed != 0) {
-      max_blocks = (packed - 1) >> 1;
-      cooperative = ((packed - 1) & 1) != 0;
-      return cudaSuccess;
-    }
-  }
-  int sms = 0, coop = 0, per_sm = 0;
-  SCANLAB_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SCANLAB_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
-  SCANLAB_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, norm_grid_kernel<Policy, Kind, T, Acc>,
-                                                            Policy::threads, 0));
-  if (per_sm < 1 || sms < 1) return cudaErrorInvalidConfiguration;
-  max_blocks = sms * (per_sm < Policy::blocks_per_sm ? per_sm : Policy::blocks_per_sm);
-  cooperative = coop != 0;
-  if (cacheable) cache[device].store(((max_blocks << 1) | (cooperative ? 1 : 0)) + 1, std::memory_order_relaxed);
-  return cudaSuccess;
-}
-
 template <class Policy, class T>
 constexpr std::int64_t norm_single_block_items() {
   return std::int64_t{Policy::threads} * Policy::vectors_per_thread * vector_items<T>;
@@ -532,7 +502,8 @@ cudaError_t dispatch_norm(void* d_temp, std::size_t& temp_bytes, const T* x, con
 
   int max_blocks = 0;
   bool cooperative = false;
-  SCANLAB_TRY((norm_grid_capacity<Policy, Kind, T, Acc>(max_blocks, cooperative)));
+  SCANLAB_TRY((resident_grid<norm_grid_kernel<Policy, Kind, T, Acc>>(Policy::threads, Policy::blocks_per_sm,
+                                                                     max_blocks, cooperative)));
   const std::size_t required = align_up(static_cast<std::size_t>(max_blocks) * sizeof(state));
   if (d_temp == nullptr) {
     temp_bytes = required;
@@ -558,20 +529,7 @@ cudaError_t dispatch_norm(void* d_temp, std::size_t& temp_bytes, const T* x, con
   auto* partials = static_cast<state*>(d_temp);
   const auto kernel = norm_grid_kernel<Policy, Kind, T, Acc>;
 
-  if (cooperative) {
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeCooperative;
-    attribute.val.cooperative = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(grid));
-    config.blockDim = dim3(Policy::threads);
-    config.dynamicSmemBytes = 0;
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    SCANLAB_TRY(cudaLaunchKernelEx(&config, kernel, x, y, n, units_per_block, partials, out, true));
-    return cudaSuccess;
-  }
+  if (cooperative) return launch_cooperative(kernel, grid, Policy::threads, stream, x, y, n, units_per_block, partials, out, true);
   kernel<<<grid, Policy::threads, 0, stream>>>(x, y, n, units_per_block, partials, out, false);
   SCANLAB_TRY_LAUNCH();
   norm_partials_kernel<Policy, Kind><<<1, Policy::threads, 0, stream>>>(static_cast<const state*>(partials), grid,

@@ -1,6 +1,7 @@
 // The production scan's host side: temp-storage sizing, the choice of launch, the launch.
 #pragma once
 
+#include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/device/scan_kernel.cuh>
 #include <scanlab/device/scan_policy.cuh>
@@ -9,7 +10,7 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 
@@ -26,30 +27,8 @@ struct scan_options {
 // launch cooperative grids. Cached per kernel (the template) and device.
 template <class Policy, class InputIt, class OutputIt, class T, class Op>
 [[nodiscard]] cudaError_t resident_capacity(int& capacity, bool& cooperative) {
-  constexpr int cached_devices = 16;
-  static std::atomic<int> cache[cached_devices] = {};  // (capacity << 1) | cooperative; 0: not asked yet
-  int device = 0;
-  SCANLAB_TRY(cudaGetDevice(&device));
-  if (device < cached_devices) {
-    const int known = cache[device].load(std::memory_order_relaxed);
-    if (known != 0) {
-      capacity = known >> 1;
-      cooperative = (known & 1) != 0;
-      return cudaSuccess;
-    }
-  }
-  int per_sm = 0;
-  int sms = 0;
-  int can_cooperate = 0;
-  SCANLAB_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, scan_tiles_kernel<Policy, InputIt, OutputIt, T, Op>, Policy::block_threads, 0));
-  SCANLAB_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SCANLAB_TRY(cudaDeviceGetAttribute(&can_cooperate, cudaDevAttrCooperativeLaunch, device));
-  capacity = per_sm * sms;
-  cooperative = can_cooperate != 0 && capacity > 0;
-  if (capacity < 1) return cudaErrorInvalidConfiguration;  // the kernel cannot run at all
-  if (device < cached_devices) cache[device].store((capacity << 1) | (cooperative ? 1 : 0), std::memory_order_relaxed);
-  return cudaSuccess;
+  return detail::resident_grid<scan_tiles_kernel<Policy, InputIt, OutputIt, T, Op>>(
+      Policy::block_threads, INT_MAX, capacity, cooperative);
 }
 
 // Temp storage: [alignment slack][tile states].
@@ -105,18 +84,7 @@ template <class Policy, class InputIt, class OutputIt, class T, class Op>
   const dim3 grid_dim(static_cast<unsigned>(grid));
   const dim3 block_dim(Policy::block_threads);
   if (mode == scan_mode::cooperative) {
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeCooperative;
-    attribute.val.cooperative = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = grid_dim;
-    config.blockDim = block_dim;
-    config.dynamicSmemBytes = 0;
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    SCANLAB_TRY(cudaLaunchKernelEx(&config, kernel, params));
-    return cudaSuccess;
+    return detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params);
   }
   if (mode == scan_mode::tickets) SCANLAB_TRY(state.reset(stream));
   kernel<<<grid_dim, block_dim, 0, stream>>>(params);
