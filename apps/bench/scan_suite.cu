@@ -118,19 +118,11 @@ cudaError_t cub_scan(void* temp, std::size_t& bytes, const T* in, T* out, std::i
   return cub::DeviceScan::InclusiveSum(temp, bytes, in, out, n, stream);
 }
 
-struct type_run {
-  std::string type_name;
-  std::string dataset;
-};
-
 template <class T>
 void run_type(harness& h, const suite_options& options, const type_run& what, std::vector<result>& rows) {
-  const auto selected = [&](const std::string& name) {
-    return options.variants.empty() ||
-           std::find(options.variants.begin(), options.variants.end(), name) != options.variants.end();
-  };
+  const auto selected = [&](const std::string& name) { return is_selected(options, name); };
   const auto progress = [&](const std::string& variant, std::int64_t n) {
-    if (options.progress) options.progress(variant + " " + what.type_name + " n=" + std::to_string(n));
+    report_progress(options, variant, what.type_name, n);
   };
   std::uint64_t seed = 20261122;
   for (const std::int64_t n : options.sizes) {

@@ -3,6 +3,7 @@
 
 #include "common/bench.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -16,6 +17,24 @@ struct suite_options {
   std::vector<std::string> variants;   // empty: all; else only these names (cub always runs as the baseline)
   bool validate = true;                // check each variant's output once against CUB's
   std::function<void(const std::string&)> progress;  // called before each row, for a progress line
+};
+
+// Whether `name` is to run: every variant when none were named.
+inline bool is_selected(const suite_options& options, const std::string& name) {
+  return options.variants.empty() ||
+         std::find(options.variants.begin(), options.variants.end(), name) != options.variants.end();
+}
+
+// Tells options.progress (if any) which row comes next.
+inline void report_progress(const suite_options& options, const std::string& variant, const std::string& type,
+                            std::int64_t n) {
+  if (options.progress) options.progress(variant + " " + type + " n=" + std::to_string(n));
+}
+
+// The type a suite runs, as shown in its rows, and how its input data is described.
+struct type_run {
+  std::string type_name;
+  std::string dataset;
 };
 
 struct suite {
