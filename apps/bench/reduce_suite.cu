@@ -23,6 +23,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace scanlab::bench {
@@ -179,15 +180,9 @@ void run_type(harness& h, const suite_options& options, const type_run& what, st
 
 std::vector<result> run_reduce_suite(harness& h, const suite_options& options) {
   std::vector<result> rows;
-  for (const std::string& type : options.types) {
-    if (type == "int32") {
-      run_type<std::int32_t>(h, options, {"int32", "random {-1,0,1}"}, rows);
-    } else if (type == "float32") {
-      run_type<float>(h, options, {"float32", "random [0,1)"}, rows);
-    } else {
-      throw std::invalid_argument("reduce suite: unknown type '" + type + "' (choose int32, float32)");
-    }
-  }
+  for_each_type(options, [&]<class T>(const std::string& type) {
+    run_type<T>(h, options, {type, std::is_floating_point_v<T> ? "random [0,1)" : "random {-1,0,1}"}, rows);
+  });
   return rows;
 }
 

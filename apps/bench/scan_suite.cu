@@ -195,15 +195,9 @@ void run_type(harness& h, const suite_options& options, const type_run& what, st
 
 std::vector<result> run_scan_suite(harness& h, const suite_options& options) {
   std::vector<result> rows;
-  for (const std::string& type : options.types) {
-    if (type == "int32") {
-      run_type<std::int32_t>(h, options, {"int32", "random integers [-8,8]"}, rows);
-    } else if (type == "float32") {
-      run_type<float>(h, options, {"float32", "random integers [-8,8]"}, rows);
-    } else {
-      throw std::invalid_argument("scan suite: unknown type '" + type + "' (choose int32, float32)");
-    }
-  }
+  for_each_type(options, [&]<class T>(const std::string& type) {
+    run_type<T>(h, options, {type, "random integers [-8,8]"}, rows);
+  });
   return rows;
 }
 

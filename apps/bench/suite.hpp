@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,21 @@ struct type_run {
   std::string type_name;
   std::string dataset;
 };
+
+// Runs run.template operator()<T>(type) for each of options.types, T being the C++ type
+// of the name (scanlab-bench has already checked that each is int32 or float32).
+template <class Run>
+void for_each_type(const suite_options& options, Run run) {
+  for (const std::string& type : options.types) {
+    if (type == "int32") {
+      run.template operator()<std::int32_t>(type);
+    } else if (type == "float32") {
+      run.template operator()<float>(type);
+    } else {
+      throw std::invalid_argument("unknown type '" + type + "' (choose int32, float32)");
+    }
+  }
+}
 
 struct suite {
   std::string name;         // "reduce"
