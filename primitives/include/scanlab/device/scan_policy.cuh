@@ -6,30 +6,28 @@
 // shared-memory transpose).
 //
 // Why these numbers (H100 SXM, CUDA 13.0, int32 inclusive sum, median of 20 with the L2
-// flushed, microseconds; CUB's InclusiveSum: 8.7 / 12.3 / 64.5 / 877 at the same sizes):
+// flushed, microseconds; CUB's InclusiveSum: 8.5 / 12.6 / 64.2 / 876 at the same sizes):
 //
 //   threads x items, blocks/SM, prefetch   2^16    2^20   2^24+12345    2^28
-//   256 x 16, 3, yes   (chosen)             6.6    10.0      69.5       1022
-//   256 x 16, 4, no                         6.6     9.9      77.0       1125
-//   128 x 24, 4, yes                        7.1    10.4      71.9       1053
-//   128 x 16, 6, yes                        6.4    10.5      76.3       1142
-//   256 x 24, 2, yes                        7.3    10.3      71.7       1070
-//   256 x 32, 2, yes                        7.3    10.3      66.4        969
-//   512 x 16, 1, yes                        7.3    10.2      81.6       1186
-//   256 x  8, 6, yes                        6.6    11.3      99.1       1483
+//   256 x 32, 2, yes   (chosen)             7.2     9.9      67.6       1002   (float: 963)
+//   256 x 16, 3, yes                        6.7    10.0      73.8       1089   (float: 1010)
+//   256 x 24, 2, yes                        7.2    10.1      74.7       1128
+//   128 x 16, 6, yes                        6.3    10.5      76.9       1149
+//   256 x 16, 4, no                         6.5     9.8      79.7       1157
+//   256 x  8, 6, yes                        6.6    11.3      99.1       1483   (an earlier run)
 //
 //   * The scan is memory-bound: a thread has tens of instructions per item to spend, so
 //     what matters is bytes in flight (Little's law: ~3 TB/s x ~1 us = ~3 MB, ~23 KB per
 //     SM) and how long a block idles while it looks back.
 //   * Prefetch (the next tile's loads issued before the look-back) is worth ~10% at large
-//     sizes; it doubles the item registers, hence 3 blocks of 256 (85 registers each).
-//   * 64 bytes per thread (four 16-byte loads) and 256 threads: 16 KB tiles. Smaller tiles
-//     make the look-back chain the bottleneck (256 x 8); larger ones gain a few percent
-//     at 2^24 and beyond (256 x 32) but lose 3-10% below 2^22, where launch latency
-//     dominates and most of the time is one round of tiles.
-//   * Other element sizes keep the same bytes per thread (an 8-byte type: 8 items) and ask
-//     for fewer resident blocks when an item takes more registers. Types that are not a
-//     divisor or multiple of 16 bytes (e.g. 12-byte structs) use element-wise loads.
+//     sizes; it doubles the item registers, hence 2 blocks of 256 (128 registers each).
+//   * 128 bytes per thread (eight 16-byte loads) and 256 threads: 32 KB tiles, half as
+//     many look-backs as 16 KB tiles; the price is ~0.5 us at 2^16, still well ahead of CUB.
+//     What was tried and did not help (tile state, look-back, shared-memory staging) is
+//     in primitives/docs/scan.md.
+//   * Other element sizes keep the same bytes per thread (an 8-byte type: 16 items).
+//     Types that are not a divisor or multiple of 16 bytes (e.g. 12-byte structs) use
+//     element-wise loads.
 
 #pragma once
 
@@ -55,7 +53,7 @@ template <class T>
 inline constexpr int scan_chunk_items = (sizeof(T) < 16 && 16 % sizeof(T) == 0) ? static_cast<int>(16 / sizeof(T)) : 1;
 
 // Bytes per thread the sm_90 tuning aims at.
-inline constexpr int scan_bytes_per_thread_sm90 = 64;
+inline constexpr int scan_bytes_per_thread_sm90 = 128;
 
 template <class T>
 struct scan_tuning_sm90 {
@@ -63,9 +61,8 @@ struct scan_tuning_sm90 {
   static constexpr int raw_items = static_cast<int>(scan_bytes_per_thread_sm90 / sizeof(T));
   // At least one chunk, and a whole number of chunks.
   static constexpr int items = raw_items < chunk ? chunk : raw_items / chunk * chunk;
-  // Two tiles in registers (prefetch): 3 resident blocks of 256 leave 85 registers per thread;
-  // larger types hold more registers per item.
-  static constexpr int min_blocks = sizeof(T) <= 8 ? 3 : 2;
+  // Two tiles in registers (prefetch): 2 resident blocks of 256 leave 128 registers per thread.
+  static constexpr int min_blocks = 2;
   using policy = scan_policy<256, (items > 0 ? items : 1), min_blocks>;
 };
 
