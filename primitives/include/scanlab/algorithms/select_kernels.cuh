@@ -1,0 +1,693 @@
+// Stream compaction, the production path: one pass with decoupled look-back.
+// (Public entry points: scanlab/algorithms/select.cuh. The teaching version in three
+// phases: scanlab/algorithms/select_three_phase.cuh.)
+//
+// One tile per block iteration:
+//   1. load      keys (and values, and flags for select_flagged) in the scan's layout:
+//                thread (warp w, lane l) holds Items items as S slots of C consecutive
+//                items; slot s of lane l starts at tile item w*32*Items + s*32*C + l*C,
+//                so for each slot a warp touches 32*C contiguous items with one access
+//                of C items per lane (16 bytes for the widest type);
+//   2. evaluate  the predicate (or the flag, or "differs from its predecessor") per item;
+//   3. rank      each item's position among the tile's kept items: per slot, the count of
+//                kept items of each lane is scanned across the warp. The S per-slot counts
+//                of a lane are packed into one word (a field of B bits per slot, wide
+//                enough for a whole slot's total, 32*C), so one warp scan of one word
+//                ranks all slots at once; then the warp totals are scanned across the
+//                block (block_scan::scan_warp_totals);
+//   4. look back the tile's count (at most Items*256, a 32-bit number) goes through the
+//                shared look-back tile state (device/tile_state.cuh) on uint32: one 64-bit
+//                word per tile holds status and count, one load per poll;
+//   5. scatter   kept items go to out[base + prefix + rank]. A tile that keeps many items
+//                first gathers them, in order, in shared memory and then writes them out
+//                contiguously (each warp store covers 32 consecutive items); a tile that
+//                keeps few (fewer than direct_below) writes them straight from registers.
+//                The gathering happens before the look-back returns, so it overlaps
+//                the wait.
+//
+// 64-bit counts. A tile-state value is 32 bits, so one launch handles a chunk of at most
+// 2^32 - 1 items (a whole number of tiles): its counts cannot overflow. Longer inputs are
+// compacted chunk by chunk, one launch each, in stream order: the last tile of chunk k
+// writes the running total (64-bit) to temp storage, where every block of chunk k + 1 reads
+// its output base before it starts. No host synchronisation between chunks.
+//
+// Launch modes (as the production scan's):
+//   single_tile   one block, one tile: no look-back, no tile state;
+//   cooperative   an all-resident grid of G blocks, block b taking tiles b, b+G, ...: each
+//                 block resets its tiles' states, evaluates and counts tile b, publishes its
+//                 count; one grid-wide barrier; then every count of round one is there and
+//                 block b sums the counts of tiles < b with one block-wide round of loads.
+//                 Later tiles look back. The next tile's loads are issued before the
+//                 look-back (Prefetch).
+//   tickets       where cooperative launch is unavailable: states reset by a memset, tiles
+//                 claimed in order from the state's ticket counter.
+#pragma once
+
+#include <scanlab/block/block_reduce.cuh>
+#include <scanlab/block/block_scan.cuh>
+#include <scanlab/detail/launch.cuh>
+#include <scanlab/detail/shuffle.cuh>
+#include <scanlab/detail/util.cuh>
+#include <scanlab/device/tile_state.cuh>
+#include <scanlab/error.hpp>
+#include <scanlab/functional.cuh>
+#include <scanlab/warp/warp_scan.cuh>
+
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <type_traits>
+
+namespace scanlab::select_detail {
+
+// ---- vocabulary ---------------------------------------------------------------------
+
+// The value type of a keys-only compaction (and the flag type when there are no flags):
+// an empty placeholder that is never loaded or stored.
+struct none {};
+
+// An iterator over nothing (keys-only: no values; select_if: no flags).
+struct none_iterator {
+  __host__ __device__ none operator[](std::int64_t) const { return {}; }
+  __host__ __device__ none_iterator operator+(std::int64_t) const { return {}; }
+};
+
+template <class It>
+using iterator_value_t = std::remove_cv_t<std::remove_reference_t<decltype(std::declval<It>()[0])>>;
+
+template <class It>
+inline constexpr bool is_none = std::is_same_v<It, none_iterator>;
+
+// Byte size a type occupies in a tile (0 for the placeholder).
+template <class T>
+inline constexpr std::size_t item_bytes = std::is_same_v<T, none> ? 0 : sizeof(T);
+
+// What decides whether an item is kept.
+enum class select_kind { predicate, flags, unique };
+
+// select_if (Keep = true) and remove_if (Keep = false).
+template <class Pred, bool Keep>
+struct predicate_selector {
+  static constexpr select_kind kind = select_kind::predicate;
+  Pred pred;
+  template <class K>
+  __device__ __forceinline__ bool operator()(const K& key) const {
+    return static_cast<bool>(pred(key)) == Keep;
+  }
+};
+
+// select_flagged: item i is kept where flags[i] converts to true.
+struct flags_selector {
+  static constexpr select_kind kind = select_kind::flags;
+};
+
+// unique: item i is kept if i == 0 or !eq(in[i - 1], in[i]).
+template <class Eq>
+struct unique_selector {
+  static constexpr select_kind kind = select_kind::unique;
+  Eq eq;
+};
+
+// a == b, the default equality of unique.
+struct equal_to {
+  template <class T>
+  __host__ __device__ constexpr bool operator()(const T& a, const T& b) const {
+    return a == b;
+  }
+};
+
+// ---- tuning -------------------------------------------------------------------------
+
+template <int BlockThreads, int ItemsPerThread, int Chunk, int MinBlocksPerSm, bool Prefetch = true,
+          int DirectBelow = BlockThreads>
+struct select_policy {
+  static constexpr int block_threads = BlockThreads;
+  static constexpr int items_per_thread = ItemsPerThread;
+  static constexpr int chunk = Chunk;  // consecutive items per lane and access
+  static constexpr int min_blocks_per_sm = MinBlocksPerSm;
+  static constexpr bool prefetch = Prefetch;
+  // Tiles keeping fewer items than this scatter them from registers; others gather them
+  // in shared memory first and write them out contiguously.
+  static constexpr int direct_below = DirectBelow;
+  static constexpr int tile_items = BlockThreads * ItemsPerThread;
+};
+
+// sm_90 (H100). The widest of the key and value types sets the layout: 64 bytes per
+// thread and per array (the production scan's measured sweet spot for a one-read,
+// one-write kernel: enough bytes in flight, short look-back chains), one 16-byte access
+// per C items of the widest type, at most 32 items per thread (the flags of a thread and
+// the packed slot counts stay small). H100, uint32, 2^28, ms at 1 / 50 / 99 % kept
+// (CUB DeviceSelect::If: 0.550 / 0.713 / 0.940):
+//   256 x 16, 3/SM, prefetch (chosen)   0.939 / 1.046 / 1.201
+//   256 x 32, 2/SM                      0.897 / 0.994 / 1.148   (staging 2x larger: pairs of
+//                                                                 4-byte types would need 64 KB)
+//   256 x 16, no prefetch               0.866 / 1.028 / 1.217
+//   256 x 8, 4/SM                       1.152 / 1.287 / 1.455
+// Time follows the number of tiles, not the bytes: the tile-to-tile hand-over bounds it.
+// More: primitives/docs/compact.md.
+template <class K, class V>
+struct select_tuning_sm90 {
+  static constexpr std::size_t widest = item_bytes<K> > item_bytes<V> ? item_bytes<K> : item_bytes<V>;
+  static constexpr int chunk = (widest < 16 && 16 % widest == 0) ? static_cast<int>(16 / widest) : 1;
+  static constexpr int raw_items = static_cast<int>(64 / widest) > 32 ? 32 : static_cast<int>(64 / widest);
+  static constexpr int items = raw_items < chunk ? chunk : raw_items / chunk * chunk;
+  static constexpr int min_blocks = widest <= 8 ? 3 : 2;
+  using policy = select_policy<256, (items > 0 ? items : 1), chunk, min_blocks>;
+};
+
+template <class K, class V>
+using default_select_policy = typename select_tuning_sm90<K, V>::policy;
+
+// ---- chunk I/O ----------------------------------------------------------------------
+
+// C consecutive items of T as one access of C*sizeof(T) bytes (2, 4, 8 or 16) where the
+// address is aligned to that size; element-wise otherwise.
+template <class T, int C>
+struct chunk_io {
+  static constexpr std::size_t bytes = static_cast<std::size_t>(C) * sizeof(T);
+  static constexpr bool vector = bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16;
+  using word = std::conditional_t<
+      bytes == 16, uint4,
+      std::conditional_t<bytes == 8, uint2, std::conditional_t<bytes == 4, unsigned int, unsigned short>>>;
+
+  // True if every chunk of an array starting at p can be accessed as one word.
+  template <class It>
+  __host__ __device__ static bool aligned(It p) {
+    if constexpr (std::is_pointer_v<It> && vector) {
+      return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+    } else {
+      return false;
+    }
+  }
+
+  template <class It>
+  __device__ __forceinline__ static void load(It p, std::int64_t i, bool use_vector, T (&out)[C]) {
+    if constexpr (std::is_pointer_v<It> && vector) {
+      if (use_vector) {
+        const word w = *reinterpret_cast<const word*>(p + i);
+        std::memcpy(out, &w, bytes);
+        return;
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < C; ++c) out[c] = static_cast<T>(p[i + c]);
+  }
+};
+
+// ---- parameters ---------------------------------------------------------------------
+
+enum class select_mode : int { automatic = 0, single_tile, cooperative, tickets };
+
+template <class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
+struct select_params {
+  KeyIt keys_in;       // advanced to this chunk's first item
+  ValueIt values_in;   // none_iterator: keys only
+  FlagIt flags;        // select_flagged only
+  KeyOut keys_out;     // not advanced: the chunk's base is read on the device
+  ValueOut values_out;
+  Selector selector;
+  std::int64_t n;          // items in this chunk
+  std::int64_t num_tiles;  // tiles in this chunk
+  std::int64_t chunk;      // index of this chunk
+  std::int64_t* chunk_totals;   // [chunk]: kept items in chunks 0 .. chunk (temp storage)
+  std::int64_t* num_selected;   // the user's count, written by the last tile of every chunk
+  device::tile_state<std::uint32_t> state;
+  int direct_below;
+  select_mode mode;
+  bool vector_keys;
+  bool vector_values;
+  bool vector_flags;
+};
+
+// ---- the agent: one tile at a time ----------------------------------------------------
+
+template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
+struct select_agent {
+  using params_t = select_params<KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
+  using K = iterator_value_t<KeyIt>;
+  using V = std::conditional_t<is_none<ValueIt>, none, iterator_value_t<ValueIt>>;
+  using F = std::conditional_t<is_none<FlagIt>, none, iterator_value_t<FlagIt>>;
+  static constexpr bool has_values = !is_none<ValueIt>;
+  static constexpr select_kind kind = Selector::kind;
+  static_assert(kind != select_kind::flags || !is_none<FlagIt>, "select_flagged needs flags");
+
+  static constexpr int block_threads = Policy::block_threads;
+  static constexpr int warps = block_threads / 32;
+  static constexpr int I = Policy::items_per_thread;
+  static constexpr int C = Policy::chunk;
+  static constexpr int S = I / C;  // slots per thread
+  static_assert(S >= 1 && S * C == I, "items per thread must be whole chunks");
+  static constexpr std::int64_t tile_items = Policy::tile_items;
+  static constexpr std::int64_t warp_items = 32 * I;
+
+  // Packed slot counts: a slot's warp total is at most 32*C, so B bits per field hold it
+  // (and a lane's own count, and every prefix) without carrying into the next field.
+  static constexpr int field_bits = [] {
+    int b = 1;
+    while ((1 << b) <= 32 * C) ++b;
+    return b;
+  }();
+  static_assert(S * field_bits <= 64, "too many slots per thread to pack their counts");
+  using packed_t = std::conditional_t<S * field_bits <= 32, std::uint32_t, std::uint64_t>;
+  static constexpr packed_t field_mask = (packed_t{1} << field_bits) - 1;
+
+  using block_scan_t = block_scan<std::uint32_t, block_threads>;
+  using block_reduce_t = block_reduce<std::uint32_t, block_threads>;
+  using state_t = device::tile_state<std::uint32_t>;
+
+  static constexpr std::size_t staged_key_bytes = static_cast<std::size_t>(tile_items) * sizeof(K);
+  static constexpr std::size_t staged_value_bytes = has_values ? static_cast<std::size_t>(tile_items) * sizeof(V) : 1;
+
+  struct temp_storage {
+    union {
+      typename block_scan_t::temp_storage scan;
+      typename block_reduce_t::temp_storage reduce;
+    } collective;
+    std::uint32_t tile_prefix;
+    std::int64_t next_tile;
+    alignas(16) unsigned char keys[staged_key_bytes];
+    alignas(16) unsigned char values[staged_value_bytes];
+  };
+
+  // A tile's inputs, as loaded.
+  struct tile_data {
+    K keys[S][C];
+    V values[S][C];
+    F flags[S][C];
+  };
+
+  const params_t& p;
+  temp_storage& s;
+  const int warp;
+  const int lane;
+  std::int64_t base = 0;  // kept items of the earlier chunks
+
+  tile_data x;              // the current tile
+  bool keep[S][C];          // its verdicts
+  std::uint32_t rank[S];    // per slot: the tile-local rank of the slot's first kept item of this lane
+  std::uint32_t aggregate;  // kept items in the tile
+
+  __device__ select_agent(const params_t& params, temp_storage& storage)
+      : p(params), s(storage), warp(static_cast<int>(threadIdx.x / 32)), lane(static_cast<int>(threadIdx.x % 32)) {
+    if (p.chunk > 0) base = p.chunk_totals[p.chunk - 1];
+  }
+
+  // Index (within the chunk) of the first item of slot `slot` of this lane.
+  __device__ std::int64_t slot_start(std::int64_t tile, int slot) const {
+    return tile * tile_items + warp * warp_items + slot * 32 * C + lane * C;
+  }
+
+  // ---- 1. load ----
+
+  template <class T, class It>
+  __device__ void load_array(It in, bool use_vector, std::int64_t tile, T (&out)[S][C]) const {
+    const std::int64_t tile_base = tile * tile_items;
+    if (tile_base + tile_items <= p.n) {
+#pragma unroll
+      for (int v = 0; v < S; ++v) chunk_io<T, C>::load(in, slot_start(tile, v), use_vector, out[v]);
+      return;
+    }
+    // The last, partial tile: items past the end repeat the tile's first (never kept).
+    const T first = static_cast<T>(in[tile_base]);
+#pragma unroll
+    for (int v = 0; v < S; ++v) {
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const std::int64_t i = slot_start(tile, v) + c;
+        out[v][c] = i < p.n ? static_cast<T>(in[i]) : first;
+      }
+    }
+  }
+
+  __device__ void load(tile_data& d, std::int64_t tile) const {
+    load_array(p.keys_in, p.vector_keys, tile, d.keys);
+    if constexpr (has_values) load_array(p.values_in, p.vector_values, tile, d.values);
+    if constexpr (kind == select_kind::flags) load_array(p.flags, p.vector_flags, tile, d.flags);
+  }
+
+  // ---- 2. evaluate ----
+
+  __device__ void evaluate(std::int64_t tile) {
+    const std::int64_t valid = p.n - tile * tile_items;  // items of the tile that exist (may exceed the tile)
+    const bool full = valid >= tile_items;                 // the common case: no bounds to check
+    [[maybe_unused]] K before_slot;  // unique: the item before this lane's slot
+#pragma unroll
+    for (int v = 0; v < S; ++v) {
+      if constexpr (kind == select_kind::unique) {
+        // Predecessor of the slot's first item: the previous lane's last item; for lane 0,
+        // lane 31's last item of the previous slot, or for slot 0 the item before the
+        // warp's part of the tile (from memory: another warp's, or another tile's).
+        const K from_left = detail::shfl_up(x.keys[v][C - 1], 1);
+        if (v > 0) {
+          const K from_last = detail::shfl_idx(x.keys[v - 1][C - 1], 31);
+          before_slot = lane == 0 ? from_last : from_left;
+        } else {
+          before_slot = from_left;
+          if (lane == 0) {
+            const std::int64_t first = tile * tile_items + warp * warp_items;  // chunk index of slot 0, lane 0
+            if (first > 0 || p.chunk > 0) {
+              if (first < p.n) before_slot = static_cast<K>(p.keys_in[first - 1]);
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const int local = warp * static_cast<int>(warp_items) + v * 32 * C + lane * C + c;
+        bool k = full || local < valid;
+        if constexpr (kind == select_kind::predicate) {
+          k = k && p.selector(x.keys[v][c]);
+        } else if constexpr (kind == select_kind::flags) {
+          k = k && static_cast<bool>(x.flags[v][c]);
+        } else {
+          const bool very_first = tile == 0 && local == 0 && p.chunk == 0;
+          const K& previous = c == 0 ? before_slot : x.keys[v][c - 1];
+          k = k && (very_first || !p.selector.eq(previous, x.keys[v][c]));
+        }
+        keep[v][c] = k;
+      }
+    }
+  }
+
+  // ---- 3. rank ----
+
+  // Sets rank[] (block-local) and aggregate; one __syncthreads inside.
+  __device__ void rank_items() {
+    packed_t counts = 0;
+#pragma unroll
+    for (int v = 0; v < S; ++v) {
+      packed_t count = 0;
+#pragma unroll
+      for (int c = 0; c < C; ++c) count += keep[v][c] ? 1 : 0;
+      counts |= count << (v * field_bits);
+    }
+    const packed_t inclusive = warp_inclusive_scan(counts, plus{});
+    const packed_t exclusive = inclusive - counts;
+    const packed_t totals = detail::shfl_idx(inclusive, 31);
+    std::uint32_t warp_count = 0;
+#pragma unroll
+    for (int v = 0; v < S; ++v) {
+      rank[v] = warp_count + static_cast<std::uint32_t>((exclusive >> (v * field_bits)) & field_mask);
+      warp_count += static_cast<std::uint32_t>((totals >> (v * field_bits)) & field_mask);
+    }
+    std::uint32_t warp_prefix = 0;
+    block_scan_t(s.collective.scan).scan_warp_totals(warp_count, plus{}, warp_prefix, aggregate);
+#pragma unroll
+    for (int v = 0; v < S; ++v) rank[v] += warp_prefix;
+  }
+
+  // ---- 5. scatter ----
+
+  __device__ bool direct() const { return aggregate < static_cast<std::uint32_t>(p.direct_below); }
+
+  // Before the prefix is known: kept items into shared memory at their tile-local rank.
+  __device__ void gather() {
+    if (direct()) return;
+    K* keys = reinterpret_cast<K*>(s.keys);
+    [[maybe_unused]] V* values = reinterpret_cast<V*>(s.values);
+#pragma unroll
+    for (int v = 0; v < S; ++v) {
+      std::uint32_t r = rank[v];
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        if (keep[v][c]) {
+          keys[r] = x.keys[v][c];
+          if constexpr (has_values) values[r] = x.values[v][c];
+          ++r;
+        }
+      }
+    }
+  }
+
+  // After the barrier that makes the prefix (and the gathered items) visible.
+  __device__ void scatter(std::uint32_t prefix) {
+    const std::int64_t out = base + prefix;
+    if (direct()) {
+#pragma unroll
+      for (int v = 0; v < S; ++v) {
+        std::int64_t r = out + rank[v];
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+          if (keep[v][c]) {
+            p.keys_out[r] = x.keys[v][c];
+            if constexpr (has_values) p.values_out[r] = x.values[v][c];
+            ++r;
+          }
+        }
+      }
+      return;
+    }
+    const K* keys = reinterpret_cast<const K*>(s.keys);
+    [[maybe_unused]] const V* values = reinterpret_cast<const V*>(s.values);
+    for (std::uint32_t i = threadIdx.x; i < aggregate; i += block_threads) {
+      p.keys_out[out + i] = keys[i];
+      if constexpr (has_values) p.values_out[out + i] = values[i];
+    }
+  }
+
+  // Everything after the prefix is in s.tile_prefix (tile > 0): barrier, scatter, and for
+  // the chunk's last tile, the running total.
+  __device__ void finish(std::int64_t tile) {
+    __syncthreads();
+    const std::uint32_t prefix = tile > 0 ? s.tile_prefix : 0u;
+    scatter(prefix);
+    if (tile == p.num_tiles - 1 && threadIdx.x == 0) {
+      const std::int64_t total = base + prefix + aggregate;
+      p.chunk_totals[p.chunk] = total;
+      *p.num_selected = total;
+    }
+  }
+
+  // Load-independent part of a tile: verdicts, ranks, gathering.
+  __device__ void process() {
+    evaluate(current_tile);
+    rank_items();
+  }
+
+  std::int64_t current_tile = 0;
+
+  // Warp 0: the tile's exclusive prefix into shared memory (tile > 0).
+  __device__ void look_back(std::int64_t tile) {
+    if (tile == 0) return;
+    const std::uint32_t prefix = p.state.exclusive_prefix(tile, aggregate, plus{});
+    if (lane == 0) s.tile_prefix = prefix;
+  }
+
+  // ---- the modes ----
+
+  __device__ void run_single_tile() {
+    current_tile = 0;
+    load(x, 0);
+    process();
+    gather();
+    finish(0);
+  }
+
+  __device__ void run_cooperative() {
+    const std::int64_t grid = gridDim.x;
+    const std::int64_t block = blockIdx.x;
+    for (std::int64_t t = block + threadIdx.x * grid; t < p.num_tiles; t += block_threads * grid) {
+      p.state.init_tile(t);  // thread 0 resets tile `block`, which it publishes below
+    }
+    current_tile = block;
+    load(x, block);
+    process();
+    if (threadIdx.x == 0) p.state.publish_aggregate(block, aggregate);
+    [[maybe_unused]] tile_data next;
+    if constexpr (Policy::prefetch) {
+      if (block + grid < p.num_tiles) load(next, block + grid);
+    }
+    gather();
+    // Orders every reset and round one's counts before everything below.
+    cooperative_groups::this_grid().sync();
+    round_one_prefix(block);
+    finish(block);
+    for (std::int64_t tile = block + grid; tile < p.num_tiles; tile += grid) {
+      current_tile = tile;
+      if constexpr (Policy::prefetch) {
+        x = next;
+      } else {
+        load(x, tile);
+      }
+      process();
+      if (threadIdx.x == 0) p.state.publish_aggregate(tile, aggregate);
+      if constexpr (Policy::prefetch) {
+        if (tile + grid < p.num_tiles) load(next, tile + grid);
+      }
+      if (warp == 0) look_back(tile);
+      gather();
+      finish(tile);
+    }
+  }
+
+  // Round one (after the grid barrier): the counts of every tile < G are published, so
+  // block b sums those of tiles < b with one block-wide round of loads. A tile that ends
+  // a window of the tile state publishes that window's successor prefix, as the look-back
+  // would (later look-backs rely on it). Counts are integers: any summation order gives
+  // the canonical value.
+  __device__ void round_one_prefix(std::int64_t tile) {
+    if (tile == 0) return;
+    std::uint32_t sum = 0;
+    for (std::int64_t t = threadIdx.x; t < tile; t += block_threads) {
+      std::uint32_t count = 0;
+      p.state.poll_aggregate(t, count);  // published before the barrier
+      sum += count;
+    }
+    const std::uint32_t prefix = block_reduce_t(s.collective.reduce).reduce(sum, plus{});
+    if (threadIdx.x == 0) {
+      s.tile_prefix = prefix;
+      constexpr int window_tiles = state_t::window_tiles;
+      if (tile % window_tiles == window_tiles - 1) {
+        p.state.publish_window_prefix(tile / window_tiles + 1, prefix + aggregate);
+      }
+    }
+    // The next use of the shared collective storage is after finish()'s barrier.
+  }
+
+  __device__ void run_tickets() {
+    if (threadIdx.x == 0) s.next_tile = p.state.claim_tile();
+    __syncthreads();
+    for (;;) {
+      // Read before this tile's first barrier; thread 0 overwrites it after that barrier.
+      const std::int64_t tile = s.next_tile;
+      if (tile >= p.num_tiles) break;
+      current_tile = tile;
+      load(x, tile);
+      process();
+      if (warp == 0) {
+        if (lane == 0) {
+          p.state.publish_aggregate(tile, aggregate);
+          s.next_tile = p.state.claim_tile();
+        }
+        look_back(tile);
+      }
+      gather();
+      finish(tile);
+    }
+  }
+};
+
+template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
+__global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm)
+    select_tiles_kernel(const __grid_constant__ select_params<KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector> params) {
+  using agent_t = select_agent<Policy, KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
+  __shared__ typename agent_t::temp_storage storage;
+  agent_t agent(params, storage);
+  switch (params.mode) {
+    case select_mode::single_tile:
+      agent.run_single_tile();
+      break;
+    case select_mode::cooperative:
+      agent.run_cooperative();
+      break;
+    default:
+      agent.run_tickets();
+      break;
+  }
+}
+
+// ---- host side ----------------------------------------------------------------------
+
+// Test and benchmark hooks (users never need them): force a launch mode, cap the grid,
+// shorten the chunks (to test the 64-bit path on small inputs), move the direct/gathered
+// scatter threshold (0: always gather; > tile: always direct).
+struct select_options {
+  select_mode mode = select_mode::automatic;
+  int max_blocks = 0;            // 0: as many as can be resident
+  std::int64_t chunk_tiles = 0;  // 0: as many as fit below 2^32 items
+  int direct_below = -1;         // -1: the policy's
+};
+
+template <class Policy>
+constexpr std::int64_t max_chunk_tiles() {
+  return ((std::int64_t{1} << 32) - 1) / Policy::tile_items;
+}
+
+// Temp storage: [alignment slack][tile states of one chunk][running total per chunk].
+template <class Policy>
+constexpr std::size_t select_temp_bytes(std::int64_t n, std::int64_t chunk_tiles) {
+  const std::int64_t chunk_items = chunk_tiles * Policy::tile_items;
+  const std::int64_t chunks = n > 0 ? detail::ceil_div(n, chunk_items) : 1;
+  const std::int64_t tiles = detail::ceil_div(n < chunk_items ? n : chunk_items, std::int64_t{Policy::tile_items});
+  return 256 + detail::align_up(device::tile_state<std::uint32_t>::storage_bytes(tiles)) +
+         static_cast<std::size_t>(chunks) * sizeof(std::int64_t);
+}
+
+template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
+[[nodiscard]] cudaError_t dispatch_select(void* d_temp, std::size_t& temp_bytes, KeyIt keys_in, ValueIt values_in,
+                                          FlagIt flags, KeyOut keys_out, ValueOut values_out,
+                                          std::int64_t* d_num_selected, std::int64_t n, Selector selector,
+                                          cudaStream_t stream, select_options options = {}) {
+  using params_t = select_params<KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
+  using agent_t = select_agent<Policy, KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
+  if (n < 0) return cudaErrorInvalidValue;
+  std::int64_t chunk_tiles = max_chunk_tiles<Policy>();
+  if (options.chunk_tiles > 0 && options.chunk_tiles < chunk_tiles) chunk_tiles = options.chunk_tiles;
+  const std::size_t required = select_temp_bytes<Policy>(n, chunk_tiles);
+  if (d_temp == nullptr) {
+    temp_bytes = required;
+    return cudaSuccess;
+  }
+  if (temp_bytes < required || d_num_selected == nullptr) return cudaErrorInvalidValue;
+  if (n == 0) return cudaMemsetAsync(d_num_selected, 0, sizeof(std::int64_t), stream);
+
+  const std::int64_t chunk_items = chunk_tiles * Policy::tile_items;
+  const std::int64_t chunks = detail::ceil_div(n, chunk_items);
+  const std::int64_t max_tiles = detail::ceil_div(n < chunk_items ? n : chunk_items, std::int64_t{Policy::tile_items});
+  auto* aligned = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
+  auto* chunk_totals = reinterpret_cast<std::int64_t*>(
+      aligned + detail::align_up(device::tile_state<std::uint32_t>::storage_bytes(max_tiles)));
+
+  constexpr auto kernel = select_tiles_kernel<Policy, KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
+  int capacity = 0;
+  bool cooperative = false;
+  if (max_tiles > 1) {
+    SCANLAB_TRY(detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative));
+    if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
+  }
+
+  for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const std::int64_t begin = chunk * chunk_items;
+    const std::int64_t items = n - begin < chunk_items ? n - begin : chunk_items;
+    const std::int64_t tiles = detail::ceil_div(items, std::int64_t{Policy::tile_items});
+    select_mode mode = options.mode;
+    if (tiles == 1) mode = select_mode::single_tile;
+    if (mode == select_mode::automatic) mode = select_mode::cooperative;
+    if (mode == select_mode::single_tile && tiles > 1) mode = select_mode::cooperative;  // one block cannot
+    if (mode == select_mode::cooperative && !cooperative) mode = select_mode::tickets;
+
+    params_t params{.keys_in = keys_in + begin,
+                    .values_in = values_in + begin,
+                    .flags = flags + begin,
+                    .keys_out = keys_out,
+                    .values_out = values_out,
+                    .selector = selector,
+                    .n = items,
+                    .num_tiles = tiles,
+                    .chunk = chunk,
+                    .chunk_totals = chunk_totals,
+                    .num_selected = d_num_selected,
+                    .state = device::tile_state<std::uint32_t>(aligned, tiles),
+                    .direct_below = options.direct_below >= 0 ? options.direct_below : Policy::direct_below,
+                    .mode = mode,
+                    .vector_keys = chunk_io<typename agent_t::K, Policy::chunk>::aligned(keys_in + begin),
+                    .vector_values = chunk_io<typename agent_t::V, Policy::chunk>::aligned(values_in + begin),
+                    .vector_flags = chunk_io<typename agent_t::F, Policy::chunk>::aligned(flags + begin)};
+    const std::int64_t grid = mode == select_mode::single_tile ? 1 : (tiles < capacity ? tiles : capacity);
+    if (mode == select_mode::cooperative) {
+      SCANLAB_TRY(detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params));
+    } else {
+      if (mode == select_mode::tickets) SCANLAB_TRY(params.state.reset(stream));
+      kernel<<<static_cast<unsigned>(grid), Policy::block_threads, 0, stream>>>(params);
+      SCANLAB_TRY_LAUNCH();
+    }
+  }
+  return cudaSuccess;
+}
+
+}  // namespace scanlab::select_detail
