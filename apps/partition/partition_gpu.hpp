@@ -1,0 +1,71 @@
+// scanlab-partition and scanlab-quicksort: the GPU sides (partition_gpu_*.cu, quicksort_gpu_*.cu,
+// one translation unit per element type), behind a plain C++ interface so the mains (spdlog,
+// CLI, JSON) never see a CUDA header.
+#pragma once
+
+#include "common/array.hpp"
+#include "common/bench.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace scanlab::partition_app {
+
+// The element types both apps take.
+inline bool supported(io::dtype t) {
+  return t == io::dtype::i32 || t == io::dtype::u32 || t == io::dtype::i64 || t == io::dtype::f32 ||
+         t == io::dtype::f64;
+}
+
+// One validation: what was compared, and whether it matched.
+struct check {
+  std::string against;  // "std::stable_partition", "CUB DevicePartition::If", ...
+  bool passed = false;
+  std::string detail;
+};
+
+struct partition_request {
+  int ways = 3;          // 2: x < pivot selected; 3: less | equal | greater
+  bool stable = false;   // the last part in input order too
+  bool validate = false;
+  bool bench = false;
+  int repeat = 20;
+  std::string dataset;   // names the input in benchmark rows
+};
+
+struct partition_report {
+  io::host_array output;       // the partitioned array
+  std::int64_t counts[3] = {};  // two-way: selected, rejected, 0; three-way: less, equal, greater
+  std::vector<check> checks;
+  std::vector<bench::result> rows;
+  double memcpy_gbps = 0;
+};
+
+// pivot: one element of data's dtype. Needs a selected device.
+template <class T>
+partition_report run_partition(const io::host_array& data, const io::host_array& pivot, const partition_request& r);
+
+struct sort_request {
+  bool pairs = false;       // sort (key, original index) pairs; the indices come back too
+  bool validate = false;
+  bool bench = false;
+  bool cpu_bench = false;   // time std::sort too
+  int repeat = 20;
+  std::int64_t leaf = 0;    // quicksort_options::leaf_items (0: default)
+  std::string dataset;
+};
+
+struct sort_report {
+  io::host_array keys;                  // sorted
+  std::optional<io::host_array> indices;  // with pairs: uint32 original positions
+  std::vector<check> checks;
+  std::vector<bench::result> rows;
+  double memcpy_gbps = 0;
+};
+
+template <class T>
+sort_report run_quicksort(const io::host_array& data, const sort_request& r);
+
+}  // namespace scanlab::partition_app

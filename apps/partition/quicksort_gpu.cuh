@@ -1,0 +1,230 @@
+// scanlab-quicksort, GPU side: scanlab's quicksort, std::sort, CUB's radix sort and
+// thrust::sort on the same keys. Included once per key type by quicksort_gpu_<type>.cu.
+#pragma once
+
+#include "partition/partition_gpu.hpp"
+
+#include "common/device_buffer.hpp"
+
+#include <scanlab/algorithms/quicksort.cuh>
+#include <scanlab/error.hpp>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <thrust/device_ptr.h>
+#include <thrust/execution_policy.h>
+#include <thrust/sort.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace scanlab::partition_app {
+
+namespace sort_detail {
+
+// The same ordering on the host: NaNs last.
+template <class T>
+bool less(const T& a, const T& b) {
+  return scanlab::nan_last_less{}(a, b);
+}
+template <class T>
+bool equivalent(const T& a, const T& b) {
+  return !less(a, b) && !less(b, a);
+}
+
+// Positions where a and b hold non-equivalent keys: 0 means the same sorted order.
+template <class T>
+std::int64_t mismatches(std::span<const T> a, std::span<const T> b, std::int64_t& first) {
+  std::int64_t count = 0;
+  first = -1;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!equivalent(a[i], b[i])) {
+      if (first < 0) first = static_cast<std::int64_t>(i);
+      ++count;
+    }
+  }
+  return count;
+}
+
+// The same multiset of bit patterns (so no key was lost, duplicated or altered).
+template <class T>
+bool same_bits_multiset(std::span<const T> a, std::span<const T> b) {
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  std::vector<U> x(a.size()), y(b.size());
+  if (a.size() != b.size()) return false;
+  if (!a.empty()) {
+    std::memcpy(x.data(), a.data(), a.size_bytes());
+    std::memcpy(y.data(), b.data(), b.size_bytes());
+  }
+  std::sort(x.begin(), x.end());
+  std::sort(y.begin(), y.end());
+  return x == y;
+}
+
+}  // namespace sort_detail
+
+template <class T>
+sort_report run_quicksort(const io::host_array& data, const sort_request& request) {
+  const std::span<const T> h_in = data.as<T>();
+  const std::int64_t n = data.size();
+  const std::int64_t alloc = std::max<std::int64_t>(n, 1);
+  const scanlab::quicksort_options options{.leaf_items = request.leaf};
+
+  device_buffer<T> d_in(h_in);
+  device_buffer<T> d_out(alloc);
+  device_buffer<std::uint32_t> d_index;
+  device_buffer<std::uint32_t> d_index_out;
+  if (request.pairs) {
+    std::vector<std::uint32_t> index(static_cast<std::size_t>(n));
+    std::iota(index.begin(), index.end(), 0u);
+    d_index = device_buffer<std::uint32_t>(std::span<const std::uint32_t>(index));
+    d_index_out = device_buffer<std::uint32_t>(alloc);
+  }
+  const bool others = request.validate || request.bench;
+  device_buffer<T> d_cub_out(others ? alloc : 1);
+  device_buffer<std::uint32_t> d_cub_index_out(others && request.pairs ? alloc : 1);
+  device_buffer<T> d_thrust(request.bench ? alloc : 1);
+  device_buffer<std::uint32_t> d_thrust_index(request.bench && request.pairs ? alloc : 1);
+
+  std::size_t most = 1, bytes = 0;
+  if (request.pairs) {
+    SCANLAB_CHECK(scanlab::quicksort_pairs(nullptr, bytes, static_cast<const T*>(d_in.data()), d_out.data(),
+                                           static_cast<const std::uint32_t*>(d_index.data()), d_index_out.data(), n,
+                                           nullptr, scanlab::nan_last_less{}, options));
+  } else {
+    SCANLAB_CHECK(scanlab::quicksort(nullptr, bytes, static_cast<const T*>(d_in.data()), d_out.data(), n, nullptr,
+                                     scanlab::nan_last_less{}, options));
+  }
+  most = std::max(most, bytes);
+  if (others) {
+    if (request.pairs) {
+      SCANLAB_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, d_in.data(), d_cub_out.data(), d_index.data(),
+                                                    d_cub_index_out.data(), n));
+    } else {
+      SCANLAB_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, d_in.data(), d_cub_out.data(), n));
+    }
+    most = std::max(most, bytes);
+  }
+  device_buffer<unsigned char> d_temp(static_cast<std::int64_t>(most));
+  std::size_t temp_bytes = most;
+
+  const auto ours = [&](cudaStream_t s) {
+    if (request.pairs) {
+      SCANLAB_CHECK(scanlab::quicksort_pairs(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()),
+                                             d_out.data(), static_cast<const std::uint32_t*>(d_index.data()),
+                                             d_index_out.data(), n, s, scanlab::nan_last_less{}, options));
+    } else {
+      SCANLAB_CHECK(scanlab::quicksort(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()), d_out.data(), n,
+                                       s, scanlab::nan_last_less{}, options));
+    }
+  };
+  const auto cub_sort = [&](cudaStream_t s) {
+    if (request.pairs) {
+      SCANLAB_CHECK(cub::DeviceRadixSort::SortPairs(d_temp.data(), temp_bytes, d_in.data(), d_cub_out.data(),
+                                                    d_index.data(), d_cub_index_out.data(), n, 0,
+                                                    static_cast<int>(sizeof(T) * 8), s));
+    } else {
+      SCANLAB_CHECK(cub::DeviceRadixSort::SortKeys(d_temp.data(), temp_bytes, d_in.data(), d_cub_out.data(), n, 0,
+                                                   static_cast<int>(sizeof(T) * 8), s));
+    }
+  };
+  // thrust::sort sorts in place: each run copies the input first (timed with it; the copy
+  // is about 4% of a sort's traffic, stated in the row's name).
+  const auto thrust_sort = [&](cudaStream_t s) {
+    if (n == 0) return;
+    SCANLAB_CHECK(cudaMemcpyAsync(d_thrust.data(), d_in.data(), d_in.bytes(), cudaMemcpyDeviceToDevice, s));
+    const thrust::device_ptr<T> first(d_thrust.data());
+    if (request.pairs) {
+      SCANLAB_CHECK(cudaMemcpyAsync(d_thrust_index.data(), d_index.data(), d_index.bytes(), cudaMemcpyDeviceToDevice, s));
+      thrust::sort_by_key(thrust::cuda::par.on(s), first, first + n, thrust::device_ptr<std::uint32_t>(d_thrust_index.data()));
+    } else {
+      thrust::sort(thrust::cuda::par.on(s), first, first + n);
+    }
+    SCANLAB_CHECK(cudaGetLastError());
+  };
+
+  sort_report report;
+  ours(nullptr);
+  SCANLAB_CHECK(cudaDeviceSynchronize());
+  const std::vector<T> sorted = d_out.to_host();
+  report.keys = io::host_array(data.type(), {n});
+  if (n > 0) std::memcpy(report.keys.data(), sorted.data(), static_cast<std::size_t>(n) * sizeof(T));
+  std::vector<std::uint32_t> index_out;
+  if (request.pairs) {
+    index_out = d_index_out.to_host();
+    index_out.resize(static_cast<std::size_t>(n));
+    report.indices = io::host_array(io::dtype::u32, {n});
+    if (n > 0) std::memcpy(report.indices->data(), index_out.data(), static_cast<std::size_t>(n) * 4);
+  }
+  const std::span<const T> got(sorted.data(), static_cast<std::size_t>(n));
+
+  if (request.validate) {
+    // std::sort with the same order.
+    std::vector<T> ref(h_in.begin(), h_in.end());
+    std::sort(ref.begin(), ref.end(), sort_detail::less<T>);
+    std::int64_t first = -1;
+    const std::int64_t bad = sort_detail::mismatches<T>(got, ref, first);
+    const bool multiset = sort_detail::same_bits_multiset<T>(got, h_in);
+    report.checks.push_back({"std::sort", bad == 0 && multiset,
+                             bad == 0 ? (multiset ? "same order (NaNs last); the same keys, bit for bit"
+                                                  : "order matches but the keys differ bit-wise")
+                                      : std::to_string(bad) + " positions differ, first at " + std::to_string(first)});
+    if (request.pairs) {
+      bool ok = true;
+      std::vector<char> seen(static_cast<std::size_t>(n), 0);
+      for (std::int64_t i = 0; ok && i < n; ++i) {
+        const std::uint32_t j = index_out[static_cast<std::size_t>(i)];
+        ok = j < static_cast<std::uint64_t>(n) && !seen[j] &&
+             std::memcmp(&h_in[j], &sorted[static_cast<std::size_t>(i)], sizeof(T)) == 0;
+        if (ok) seen[j] = 1;
+      }
+      report.checks.push_back({"pairs", ok, "values are a permutation and each travelled with its key"});
+    }
+    cub_sort(nullptr);
+    SCANLAB_CHECK(cudaDeviceSynchronize());
+    const std::vector<T> theirs = d_cub_out.to_host();
+    const std::int64_t bad_cub =
+        sort_detail::mismatches<T>(got, std::span<const T>(theirs.data(), static_cast<std::size_t>(n)), first);
+    report.checks.push_back({"CUB DeviceRadixSort", bad_cub == 0,
+                             bad_cub == 0 ? "same order (equivalent keys at every position)"
+                                          : std::to_string(bad_cub) + " positions differ, first at " +
+                                                std::to_string(first) + " (CUB puts NaNs with the sign bit first)"});
+  }
+
+  if (request.bench) {
+    bench::harness harness({.warmup = 2, .repeat = request.repeat});
+    report.memcpy_gbps = harness.memcpy_gbps();
+    const double item = static_cast<double>(sizeof(T)) + (request.pairs ? 4.0 : 0.0);
+    const auto row = [&](const std::string& variant, const bench::timing& t, std::optional<double> baseline) {
+      bench::result r;
+      r.suite = request.pairs ? "sort pairs" : "sort";
+      r.variant = variant;
+      r.type = std::string(io::name(data.type())) + (request.pairs ? " + u32" : "");
+      r.dataset = request.dataset;
+      r.n = n;
+      r.bytes = 2.0 * item * static_cast<double>(n);  // one read and one write: the least a sort moves
+      r.time = t;
+      r.baseline_ms = baseline;
+      return r;
+    };
+    const bench::timing cub_t = harness.time(cub_sort);
+    report.rows.push_back(row("scanlab quicksort", harness.time(ours), cub_t.median_ms));
+    report.rows.push_back(row("cub DeviceRadixSort", cub_t, std::nullopt));
+    report.rows.push_back(row("thrust::sort (+ input copy)", harness.time(thrust_sort), cub_t.median_ms));
+    if (request.cpu_bench && !request.pairs) {
+      std::vector<T> work(h_in.begin(), h_in.end());
+      const auto start = std::chrono::steady_clock::now();
+      std::sort(work.begin(), work.end(), sort_detail::less<T>);
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      report.rows.push_back(row("std::sort (CPU, 1 thread, 1 run)", {ms, ms, ms, 1}, cub_t.median_ms));
+    }
+  }
+  return report;
+}
+
+}  // namespace scanlab::partition_app

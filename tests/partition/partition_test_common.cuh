@@ -1,0 +1,454 @@
+// Test bodies for the partitions and the quicksort, shared by one translation unit per element
+// type (test_partition_<type>.cu stamps SCANLAB_PARTITION_TESTS for its type).
+//
+// Every result is checked against a CPU reference (std::stable_partition and the stated
+// order of each part; std::sort with NaNs last) on seeded data of awkward sizes; outputs are
+// poisoned and temp storage filled with garbage before each call. Inputs: random, sorted,
+// reverse, all equal, two values, organ pipe, many duplicates, sawtooth, NaNs (floats).
+// Quicksort runs also with tiny leaves (many partition levels on small inputs).
+#pragma once
+
+#include "common/device_buffer.hpp"
+#include "common/gpu_test.hpp"
+#include "common/test_util.hpp"
+
+#include <scanlab/algorithms/partition.cuh>
+#include <scanlab/algorithms/quicksort.cuh>
+#include <scanlab/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace scanlab::test::partition {
+
+// The tile of the partitions for T (sizes around its multiples are the interesting ones).
+template <class T>
+constexpr std::int64_t tile_items = scanlab::partition_detail::default_partition_policy<T>::tile_items;
+
+template <class T>
+bool host_less(const T& a, const T& b) {
+  return scanlab::nan_last_less{}(a, b);
+}
+
+template <class T>
+bool same_bits(std::span<const T> a, std::span<const T> b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size_bytes()) == 0);
+}
+
+// Index of the first difference (bitwise), or -1.
+template <class T>
+std::int64_t first_difference(std::span<const T> a, std::span<const T> b) {
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0) return static_cast<std::int64_t>(i);
+  }
+  return a.size() == b.size() ? -1 : static_cast<std::int64_t>(std::min(a.size(), b.size()));
+}
+
+enum class pattern { random, sorted, reverse, all_equal, two_values, organ_pipe, many_duplicates, sawtooth, nans };
+
+inline const char* pattern_name(pattern p) {
+  switch (p) {
+    case pattern::random: return "random";
+    case pattern::sorted: return "sorted";
+    case pattern::reverse: return "reverse";
+    case pattern::all_equal: return "all-equal";
+    case pattern::two_values: return "two-values";
+    case pattern::organ_pipe: return "organ-pipe";
+    case pattern::many_duplicates: return "many-duplicates";
+    case pattern::sawtooth: return "sawtooth";
+    case pattern::nans: return "nans";
+  }
+  return "?";
+}
+
+inline std::vector<pattern> patterns_for(bool floating) {
+  std::vector<pattern> all = {pattern::random,     pattern::sorted,          pattern::reverse,
+                              pattern::all_equal,  pattern::two_values,      pattern::organ_pipe,
+                              pattern::many_duplicates, pattern::sawtooth};
+  if (floating) all.push_back(pattern::nans);
+  return all;
+}
+
+// Values spread over (most of) T's range: random ones are mostly distinct, so a misplaced
+// element is visible in the order.
+template <class T>
+T spread(std::uint64_t r) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(static_cast<double>(r >> 11) * 0x1.0p-53 * 2e6 - 1e6);
+  } else {
+    return static_cast<T>(r);
+  }
+}
+
+template <class T>
+std::vector<T> make_data(pattern p, std::int64_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<T> v(static_cast<std::size_t>(n));
+  for (auto& x : v) x = spread<T>(rng());
+  switch (p) {
+    case pattern::random: break;
+    case pattern::sorted: std::sort(v.begin(), v.end(), host_less<T>); break;
+    case pattern::reverse:
+      std::sort(v.begin(), v.end(), host_less<T>);
+      std::reverse(v.begin(), v.end());
+      break;
+    case pattern::all_equal: std::fill(v.begin(), v.end(), spread<T>(seed)); break;
+    case pattern::two_values:
+      for (auto& x : v) x = (rng() & 1) ? T(7) : T(3);
+      break;
+    case pattern::organ_pipe:
+      for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = static_cast<T>(i < n / 2 ? i : n - i);
+      break;
+    case pattern::many_duplicates:
+      for (auto& x : v) x = static_cast<T>(rng() % 17);
+      break;
+    case pattern::sawtooth:
+      for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = static_cast<T>(i % 1000);
+      break;
+    case pattern::nans:
+      if constexpr (std::is_floating_point_v<T>) {
+        for (auto& x : v) {
+          if (rng() % 4 == 0) x = std::numeric_limits<T>::quiet_NaN();
+          else if (rng() % 16 == 0) x = (rng() & 1) ? T(-0.0) : T(0.0);
+        }
+      }
+      break;
+  }
+  return v;
+}
+
+// Sizes: around tile boundaries, a few random ones, a larger one.
+template <class T>
+std::vector<std::int64_t> test_sizes(std::uint64_t seed) {
+  std::vector<std::int64_t> sizes = boundary_sizes(tile_items<T>, 3);
+  for (const std::int64_t extra : {std::int64_t{31}, std::int64_t{33}, 32 * tile_items<T> + 1,
+                                   33 * tile_items<T> - 1, std::int64_t{1} << 20}) {
+    sizes.push_back(extra);
+  }
+  for (const std::int64_t r : random_sizes(3, 200000, seed)) sizes.push_back(r);
+  return capped(sizes);
+}
+
+template <class T>
+void poison(device_buffer<T>& b) {
+  b.fill_bytes(0x5b);
+}
+
+// A predicate object for the two-way partitions: x < pivot (NaNs last).
+template <class T>
+struct below {
+  T pivot;
+  __host__ __device__ bool operator()(const T& x) const { return scanlab::nan_last_less{}(x, pivot); }
+};
+
+// The pivot of a test: a sample of the data (or a fixed value for tiny inputs).
+template <class T>
+T pick_pivot(const std::vector<T>& data, std::uint64_t seed) {
+  if (data.empty()) return T(1);
+  return data[static_cast<std::size_t>(seed % data.size())];
+}
+
+// ---- two-way -----------------------------------------------------------------------------
+
+template <class T>
+void two_way_case(const std::vector<T>& h_in, T pivot, const std::string& label) {
+  SCOPED_TRACE(label);
+  const auto n = static_cast<std::int64_t>(h_in.size());
+  const below<T> pred{pivot};
+  std::vector<T> sel, rej;
+  for (const T& x : h_in) (pred(x) ? sel : rej).push_back(x);
+  const auto count = static_cast<std::int64_t>(sel.size());
+
+  device_buffer<T> d_in{std::span<const T>(h_in)};
+  device_buffer<T> d_out(std::max<std::int64_t>(n, 1));
+  device_buffer<T> d_rej(std::max<std::int64_t>(n, 1));
+  device_buffer<std::int64_t> d_count(1);
+  std::size_t bytes = 0;
+  ASSERT_EQ(scanlab::partition(nullptr, bytes, d_in.data(), d_out.data(), d_count.data(), n, pred), cudaSuccess);
+  device_buffer<unsigned char> d_temp(static_cast<std::int64_t>(bytes));
+
+  for (int mode = 0; mode < 3; ++mode) {
+    SCOPED_TRACE(mode == 0 ? "partition" : mode == 1 ? "stable_partition" : "partition_copy");
+    d_temp.fill_bytes(0xa7);
+    poison(d_out);
+    poison(d_rej);
+    d_count.fill_bytes(0x3c);
+    cudaError_t status;
+    if (mode == 0) status = scanlab::partition(d_temp.data(), bytes, d_in.data(), d_out.data(), d_count.data(), n, pred);
+    else if (mode == 1)
+      status = scanlab::stable_partition(d_temp.data(), bytes, d_in.data(), d_out.data(), d_count.data(), n, pred);
+    else
+      status = scanlab::partition_copy(d_temp.data(), bytes, d_in.data(), d_out.data(), d_rej.data(), d_count.data(),
+                                       n, pred);
+    ASSERT_EQ(status, cudaSuccess);
+    SCANLAB_CHECK(cudaDeviceSynchronize());
+    ASSERT_EQ(d_count.to_host()[0], count);
+    std::vector<T> out = d_out.to_host();
+    out.resize(static_cast<std::size_t>(n));
+    const std::span<const T> o(out);
+    EXPECT_EQ(first_difference<T>(o.first(count), sel), -1) << "selected part";
+    if (mode == 0) {
+      std::vector<T> rev(rej.rbegin(), rej.rend());
+      EXPECT_EQ(first_difference<T>(o.subspan(count), rev), -1) << "rest (reversed)";
+    } else if (mode == 1) {
+      EXPECT_EQ(first_difference<T>(o.subspan(count), rej), -1) << "rest (in order)";
+    } else {
+      std::vector<T> r = d_rej.to_host();
+      r.resize(rej.size());
+      EXPECT_EQ(first_difference<T>(r, rej), -1) << "rejected output";
+    }
+  }
+}
+
+template <class T>
+void two_way_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  for (const std::int64_t n : test_sizes<T>(seed)) {
+    for (const pattern p : {pattern::random, pattern::sorted, pattern::two_values, pattern::many_duplicates}) {
+      const auto data = make_data<T>(p, n, seed + static_cast<std::uint64_t>(n));
+      two_way_case<T>(data, pick_pivot(data, seed ^ static_cast<std::uint64_t>(n)),
+                      std::string(pattern_name(p)) + " n=" + std::to_string(n));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  // Everything selected, nothing selected.
+  const std::int64_t n = std::min<std::int64_t>(3 * tile_items<T> + 5, max_test_n());
+  auto data = make_data<T>(pattern::many_duplicates, n, seed);
+  two_way_case<T>(data, T(100), "all selected");
+  two_way_case<T>(data, T(0), "none selected");
+}
+
+// ---- three-way ---------------------------------------------------------------------------
+
+template <class T>
+void three_way_case(const std::vector<T>& h_in, T pivot, const std::string& label) {
+  SCOPED_TRACE(label);
+  const auto n = static_cast<std::int64_t>(h_in.size());
+  std::vector<T> less, equal, greater;
+  for (const T& x : h_in) {
+    if (host_less(x, pivot)) less.push_back(x);
+    else if (host_less(pivot, x)) greater.push_back(x);
+    else equal.push_back(x);
+  }
+  device_buffer<T> d_in{std::span<const T>(h_in)};
+  device_buffer<T> d_out(std::max<std::int64_t>(n, 1));
+  device_buffer<std::int64_t> d_counts(3);
+  std::size_t bytes = 0;
+  const T* in = d_in.data();
+  ASSERT_EQ(scanlab::partition_three_way(nullptr, bytes, in, d_out.data(), d_counts.data(), n, pivot), cudaSuccess);
+  device_buffer<unsigned char> d_temp(static_cast<std::int64_t>(bytes));
+  for (const bool stable : {false, true}) {
+    SCOPED_TRACE(stable ? "stable_partition_three_way" : "partition_three_way");
+    d_temp.fill_bytes(0xa7);
+    poison(d_out);
+    d_counts.fill_bytes(0x3c);
+    const cudaError_t status =
+        stable ? scanlab::stable_partition_three_way(d_temp.data(), bytes, in, d_out.data(), d_counts.data(), n, pivot)
+               : scanlab::partition_three_way(d_temp.data(), bytes, in, d_out.data(), d_counts.data(), n, pivot);
+    ASSERT_EQ(status, cudaSuccess);
+    SCANLAB_CHECK(cudaDeviceSynchronize());
+    const std::vector<std::int64_t> c = d_counts.to_host();
+    ASSERT_EQ(c[0], static_cast<std::int64_t>(less.size()));
+    ASSERT_EQ(c[1], static_cast<std::int64_t>(equal.size()));
+    ASSERT_EQ(c[2], static_cast<std::int64_t>(greater.size()));
+    std::vector<T> out = d_out.to_host();
+    out.resize(static_cast<std::size_t>(n));
+    const std::span<const T> o(out);
+    EXPECT_EQ(first_difference<T>(o.first(less.size()), less), -1) << "less";
+    EXPECT_EQ(first_difference<T>(o.subspan(less.size(), equal.size()), equal), -1) << "equal";
+    std::vector<T> g = greater;
+    if (!stable) std::reverse(g.begin(), g.end());
+    EXPECT_EQ(first_difference<T>(o.subspan(less.size() + equal.size()), g), -1) << "greater";
+  }
+}
+
+template <class T>
+void three_way_test() {
+  const std::uint64_t seed = test_seed() + 1;
+  SCOPED_TRACE(seed_trace(seed));
+  for (const std::int64_t n : test_sizes<T>(seed)) {
+    for (const pattern p : patterns_for(std::is_floating_point_v<T>)) {
+      const auto data = make_data<T>(p, n, seed + static_cast<std::uint64_t>(n));
+      three_way_case<T>(data, pick_pivot(data, seed ^ static_cast<std::uint64_t>(n)),
+                        std::string(pattern_name(p)) + " n=" + std::to_string(n));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  if constexpr (std::is_floating_point_v<T>) {  // NaN as the pivot: all NaNs equal, numbers less
+    const std::int64_t n = std::min<std::int64_t>(2 * tile_items<T> + 3, max_test_n());
+    three_way_case<T>(make_data<T>(pattern::nans, n, seed), std::numeric_limits<T>::quiet_NaN(), "nan pivot");
+  }
+}
+
+// ---- quicksort ---------------------------------------------------------------------------
+
+template <class T>
+void check_sorted(const std::vector<T>& h_in, const std::vector<T>& out, const std::string& label) {
+  std::vector<T> ref = h_in;
+  std::sort(ref.begin(), ref.end(), host_less<T>);
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const bool equivalent = !host_less(ref[i], out[i]) && !host_less(out[i], ref[i]);
+    ASSERT_TRUE(equivalent) << label << ": position " << i << " holds " << out[i] << ", std::sort has " << ref[i];
+  }
+  // The same keys bit for bit (-0.0 and +0.0 are equivalent but must both survive).
+  using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  std::vector<U> a(ref.size()), b(ref.size());
+  if (!ref.empty()) {
+    std::memcpy(a.data(), h_in.data(), a.size() * sizeof(U));
+    std::memcpy(b.data(), out.data(), b.size() * sizeof(U));
+  }
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  ASSERT_TRUE(a == b) << label << ": the output is not a permutation of the input";
+}
+
+template <class T>
+void sort_case(const std::vector<T>& h_in, std::int64_t leaf, bool pairs, bool in_place, const std::string& label) {
+  SCOPED_TRACE(label);
+  const auto n = static_cast<std::int64_t>(h_in.size());
+  device_buffer<T> d_in{std::span<const T>(h_in)};
+  device_buffer<T> d_out_buffer(std::max<std::int64_t>(n, 1));
+  T* d_out = in_place ? d_in.data() : d_out_buffer.data();
+  std::vector<std::uint32_t> index(static_cast<std::size_t>(n));
+  std::iota(index.begin(), index.end(), 0u);
+  device_buffer<std::uint32_t> d_values{std::span<const std::uint32_t>(index)};
+  device_buffer<std::uint32_t> d_values_out_buffer(std::max<std::int64_t>(n, 1));
+  std::uint32_t* d_values_out = in_place ? d_values.data() : d_values_out_buffer.data();
+  if (!in_place) {
+    poison(d_out_buffer);
+    poison(d_values_out_buffer);
+  }
+  const scanlab::quicksort_options options{.leaf_items = leaf};
+  std::size_t bytes = 0;
+  const T* keys_in = d_in.data();
+  const std::uint32_t* values_in = d_values.data();
+  if (pairs) {
+    ASSERT_EQ(scanlab::quicksort_pairs(nullptr, bytes, keys_in, d_out, values_in, d_values_out, n, nullptr,
+                                       scanlab::nan_last_less{}, options),
+              cudaSuccess);
+  } else {
+    ASSERT_EQ(scanlab::quicksort(nullptr, bytes, keys_in, d_out, n, nullptr, scanlab::nan_last_less{}, options),
+              cudaSuccess);
+  }
+  device_buffer<unsigned char> d_temp(static_cast<std::int64_t>(bytes));
+  d_temp.fill_bytes(0xa7);
+  if (pairs) {
+    ASSERT_EQ(scanlab::quicksort_pairs(d_temp.data(), bytes, keys_in, d_out, values_in, d_values_out, n, nullptr,
+                                       scanlab::nan_last_less{}, options),
+              cudaSuccess);
+  } else {
+    ASSERT_EQ(scanlab::quicksort(d_temp.data(), bytes, keys_in, d_out, n, nullptr, scanlab::nan_last_less{}, options),
+              cudaSuccess);
+  }
+  SCANLAB_CHECK(cudaDeviceSynchronize());
+  std::vector<T> out(static_cast<std::size_t>(n));
+  if (n > 0) SCANLAB_CHECK(cudaMemcpy(out.data(), d_out, out.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  check_sorted(h_in, out, label);
+  if (pairs && n > 0) {
+    std::vector<std::uint32_t> values(static_cast<std::size_t>(n));
+    SCANLAB_CHECK(cudaMemcpy(values.data(), d_values_out, values.size() * 4, cudaMemcpyDeviceToHost));
+    std::vector<char> seen(values.size(), 0);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const std::uint32_t j = values[i];
+      ASSERT_TRUE(j < values.size() && !seen[j]) << "values are not a permutation at " << i;
+      seen[j] = 1;
+      ASSERT_EQ(std::memcmp(&h_in[j], &out[i], sizeof(T)), 0) << "value " << j << " left its key at " << i;
+    }
+  }
+}
+
+template <class T>
+void quicksort_test(bool pairs) {
+  const std::uint64_t seed = test_seed() + 2;
+  SCOPED_TRACE(seed_trace(seed));
+  std::vector<std::int64_t> sizes = {0, 1, 2, 3, 64, 65, 2047, 2048, 2049, 4095, 4096, 4097, 8191, 8192, 8193,
+                                     16383, 16384, 16385, 100000, (std::int64_t{1} << 20) + 7};
+  for (const std::int64_t r : random_sizes(2, 300000, seed)) sizes.push_back(r);
+  sizes = capped(sizes);
+  for (const std::int64_t n : sizes) {
+    for (const pattern p : patterns_for(std::is_floating_point_v<T>)) {
+      const auto data = make_data<T>(p, n, seed + static_cast<std::uint64_t>(n));
+      sort_case<T>(data, 0, pairs, false, std::string(pattern_name(p)) + " n=" + std::to_string(n));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  // Tiny leaves: a dozen partition levels on inputs of a few thousand, with many segments
+  // and many small leaves per level; in place too.
+  for (const std::int64_t leaf : {std::int64_t{2}, std::int64_t{64}, std::int64_t{1000}}) {
+    for (const std::int64_t n : capped({std::int64_t{3}, std::int64_t{777}, 3 * tile_items<T> + 1, std::int64_t{50000}})) {
+      for (const pattern p : patterns_for(std::is_floating_point_v<T>)) {
+        const auto data = make_data<T>(p, n, seed * 3 + static_cast<std::uint64_t>(n));
+        sort_case<T>(data, leaf, pairs, n % 2 == 1,
+                     std::string(pattern_name(p)) + " n=" + std::to_string(n) + " leaf=" + std::to_string(leaf));
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Bad arguments are refused; n = 0 writes zero counts.
+template <class T>
+void api_contract_test() {
+  const below<T> pred{T(1)};
+  std::size_t bytes = 0;
+  const T* none = nullptr;
+  T* out = nullptr;
+  std::int64_t* no_count = nullptr;
+  EXPECT_EQ(scanlab::partition(nullptr, bytes, none, out, no_count, -1, pred), cudaErrorInvalidValue);
+  EXPECT_EQ(scanlab::partition_three_way(nullptr, bytes, none, out, no_count, -1, T(1)), cudaErrorInvalidValue);
+  EXPECT_EQ(scanlab::quicksort(nullptr, bytes, none, out, -1), cudaErrorInvalidValue);
+
+  device_buffer<std::int64_t> d_counts(3);
+  d_counts.fill_bytes(0x11);
+  ASSERT_EQ(scanlab::partition(nullptr, bytes, none, out, d_counts.data(), 0, pred), cudaSuccess);
+  EXPECT_GE(bytes, 1u);
+  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
+  EXPECT_EQ(scanlab::partition(temp.data(), bytes, none, out, d_counts.data(), 0, pred), cudaSuccess);
+  EXPECT_EQ(scanlab::partition(temp.data(), bytes, none, out, no_count, 0, pred), cudaErrorInvalidValue);
+  SCANLAB_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(d_counts.to_host()[0], 0);
+
+  std::size_t bytes3 = 0;
+  ASSERT_EQ(scanlab::partition_three_way(nullptr, bytes3, none, out, d_counts.data(), 0, T(1)), cudaSuccess);
+  device_buffer<unsigned char> temp3(static_cast<std::int64_t>(bytes3));
+  d_counts.fill_bytes(0x11);
+  EXPECT_EQ(scanlab::partition_three_way(temp3.data(), bytes3, none, out, d_counts.data(), 0, T(1)), cudaSuccess);
+  SCANLAB_CHECK(cudaDeviceSynchronize());
+  for (const std::int64_t c : d_counts.to_host()) EXPECT_EQ(c, 0);
+
+  // Too little temp storage.
+  const std::int64_t n = 100000;
+  device_buffer<T> data(n), result(n);
+  std::size_t need = 0;
+  ASSERT_EQ(scanlab::partition(nullptr, need, data.data(), result.data(), d_counts.data(), n, pred), cudaSuccess);
+  std::size_t less_than_needed = need - 1;
+  EXPECT_EQ(scanlab::partition(temp.data(), less_than_needed, data.data(), result.data(), d_counts.data(), n, pred),
+            cudaErrorInvalidValue);
+  std::size_t sort_need = 0;
+  ASSERT_EQ(scanlab::quicksort(nullptr, sort_need, static_cast<const T*>(data.data()), result.data(), n), cudaSuccess);
+  std::size_t sort_less = sort_need - 1;
+  EXPECT_EQ(scanlab::quicksort(temp.data(), sort_less, static_cast<const T*>(data.data()), result.data(), n),
+            cudaErrorInvalidValue);
+}
+
+}  // namespace scanlab::test::partition
+
+#define SCANLAB_PARTITION_TESTS(suite, T)                                                            \
+  class suite : public scanlab::test::gpu_test {};                                                   \
+  TEST_F(suite, TwoWay) { scanlab::test::partition::two_way_test<T>(); }                             \
+  TEST_F(suite, ThreeWay) { scanlab::test::partition::three_way_test<T>(); }                         \
+  TEST_F(suite, QuicksortKeys) { scanlab::test::partition::quicksort_test<T>(false); }               \
+  TEST_F(suite, QuicksortPairs) { scanlab::test::partition::quicksort_test<T>(true); }               \
+  TEST_F(suite, ApiContract) { scanlab::test::partition::api_contract_test<T>(); }
