@@ -1,0 +1,167 @@
+// Device-wide LSD radix sort: keys, key-value pairs, and argsort (the permutation).
+//
+//   std::size_t temp_bytes = 0;
+//   SCANLAB_CHECK(scanlab::radix_sort_keys(nullptr, temp_bytes, d_in, d_out, n));
+//   (allocate temp_bytes bytes at d_temp)
+//   SCANLAB_CHECK(scanlab::radix_sort_keys(d_temp, temp_bytes, d_in, d_out, n));
+//
+//   scanlab::radix_sort_options o;  o.descending = true;  o.end_bit = 16;
+//   scanlab::radix_sort_pairs(d_temp, temp_bytes, d_keys, d_keys_out, d_values, d_values_out, n, o, stream);
+//   scanlab::radix_argsort(d_temp, temp_bytes, d_keys, d_permutation, n, o, stream);
+//
+// Contract, for every function below:
+//   * Keys: uint8/16/32/64, int8/16/32/64, float, double. Values: any trivially copyable
+//     type of 4 or 8 bytes (moved as raw bits). Argsort indices: int32, uint32, int64,
+//     uint64 (n - 1 must fit).
+//   * Order: ascending by default, descending with options.descending. Stable in both:
+//     equal keys (and keys equal in the sorted bit range) keep their input order, and
+//     their values move with them.
+//   * Floats: -0.0 and +0.0 are equal keys (they keep their input order; each keeps its
+//     sign). Every NaN (either sign, any payload) is greater than every number and equal
+//     to every other NaN: NaNs come LAST in both orders, in their input order. The keys
+//     are moved as bit patterns, never rewritten.
+//   * Bit range: only bits [options.begin_bit, options.end_bit) of the key's ORDERED bits
+//     take part (algorithms/radix_sort_common.cuh: the key itself for unsigned types, the
+//     sign bit flipped for signed ones, the float transform above for floats; inverted for
+//     descending). 8 bits per pass: a narrower range is proportionally faster.
+//     0 <= begin_bit <= end_bit <= 8 * sizeof(Key); end_bit = -1 means all bits. An empty
+//     range copies (argsort: the identity permutation).
+//   * Two-phase temp storage, like the scans: with d_temp == nullptr only temp_bytes is
+//     set (depends on n, the key and value sizes, the options and, for argsort, whether
+//     d_keys_out is given: size and run with the same arguments); nothing is launched.
+//     Otherwise d_temp holds temp_bytes bytes (any alignment, uninitialised); it is left
+//     in an unspecified state. The call only enqueues work on `stream`.
+//   * Inputs are only read; outputs must not overlap the inputs or each other.
+//   * n is 64-bit (counts past 2^31 are fine); n = 0 does nothing.
+//   * Deterministic: a sort's output is a function of its input (integer counts only).
+//   * Errors: cudaErrorInvalidValue for n < 0, a bad bit range, too little temp storage,
+//     or an argsort index type too narrow for n; otherwise the first failing CUDA status.
+//
+// Two implementations (options.algorithm), the same results:
+//   onesweep   (default) one histogram pass over the keys, then one single-pass kernel
+//              per 8-bit digit: warp multi-split ranking, per-digit decoupled look-back
+//              between tiles, scatter through shared memory (radix_sort_onesweep.cuh).
+//   multipass  the classic three steps per digit, for teaching: block histograms, a
+//              device-wide exclusive scan of the digit-major counts (scanlab::exclusive_sum),
+//              a stable block-local sort by block-scan splits, a scatter
+//              (radix_sort_multipass.cuh).
+#pragma once
+
+#include <scanlab/algorithms/radix_sort_common.cuh>
+#include <scanlab/algorithms/radix_sort_multipass.cuh>
+#include <scanlab/algorithms/radix_sort_onesweep.cuh>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace scanlab {
+
+enum class radix_sort_algorithm { onesweep, multipass };
+
+struct radix_sort_options {
+  bool descending = false;
+  int begin_bit = 0;
+  int end_bit = -1;  // -1: all 8 * sizeof(Key) bits
+  radix_sort_algorithm algorithm = radix_sort_algorithm::onesweep;
+};
+
+namespace radix_sort_detail {
+
+template <int Bytes>
+using value_bits_t = typename unsigned_of_size<Bytes>::type;
+
+// Checks the options against Key and fills in the request's transform and passes.
+template <class Key, class Request>
+[[nodiscard]] cudaError_t prepare(const radix_sort_options& options, std::int64_t n, Request& r) {
+  constexpr int key_bits = 8 * static_cast<int>(sizeof(Key));
+  const int end_bit = options.end_bit < 0 ? key_bits : options.end_bit;
+  if (n < 0 || options.begin_bit < 0 || options.begin_bit > end_bit || end_bit > key_bits) {
+    return cudaErrorInvalidValue;
+  }
+  r.n = n;
+  r.transform = make_key_transform<Key>(options.descending);
+  r.plan = pass_plan{options.begin_bit, end_bit};
+  return cudaSuccess;
+}
+
+template <class Bits, bool IsFloat, class Value>
+[[nodiscard]] cudaError_t run(void* d_temp, std::size_t& temp_bytes, const sort_request<Bits, IsFloat, Value>& r,
+                              radix_sort_algorithm algorithm, cudaStream_t stream) {
+  if (algorithm == radix_sort_algorithm::multipass) return multipass_sort(d_temp, temp_bytes, r, stream);
+  return onesweep_sort(d_temp, temp_bytes, r, stream);
+}
+
+}  // namespace radix_sort_detail
+
+// d_keys_out = d_keys_in sorted.
+template <class Key>
+[[nodiscard]] cudaError_t radix_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* d_keys_in, Key* d_keys_out,
+                                          std::int64_t n, const radix_sort_options& options = {},
+                                          cudaStream_t stream = nullptr) {
+  static_assert(radix_sort_detail::is_radix_key_v<Key>, "keys: 8- to 64-bit integers, float or double");
+  using namespace radix_sort_detail;
+  using Bits = key_bits_t<Key>;
+  sort_request<Bits, std::is_floating_point_v<Key>, keys_only> r;
+  SCANLAB_TRY(prepare<Key>(options, n, r));
+  r.keys_in = reinterpret_cast<const Bits*>(d_keys_in);
+  r.keys_out = reinterpret_cast<Bits*>(d_keys_out);
+  if (d_temp != nullptr && n > 0 && (d_keys_in == nullptr || d_keys_out == nullptr)) return cudaErrorInvalidValue;
+  return run(d_temp, temp_bytes, r, options.algorithm, stream);
+}
+
+// The keys sorted, and the values in the same order: d_values_out[i] is the value that
+// came with d_keys_out[i].
+template <class Key, class Value>
+[[nodiscard]] cudaError_t radix_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* d_keys_in,
+                                           Key* d_keys_out, const Value* d_values_in, Value* d_values_out,
+                                           std::int64_t n, const radix_sort_options& options = {},
+                                           cudaStream_t stream = nullptr) {
+  static_assert(radix_sort_detail::is_radix_key_v<Key>, "keys: 8- to 64-bit integers, float or double");
+  static_assert(std::is_trivially_copyable_v<Value> && (sizeof(Value) == 4 || sizeof(Value) == 8),
+                "values: trivially copyable, 4 or 8 bytes");
+  using namespace radix_sort_detail;
+  using Bits = key_bits_t<Key>;
+  using ValueBits = value_bits_t<static_cast<int>(sizeof(Value))>;
+  sort_request<Bits, std::is_floating_point_v<Key>, ValueBits> r;
+  SCANLAB_TRY(prepare<Key>(options, n, r));
+  r.keys_in = reinterpret_cast<const Bits*>(d_keys_in);
+  r.keys_out = reinterpret_cast<Bits*>(d_keys_out);
+  r.values_in = reinterpret_cast<const ValueBits*>(d_values_in);
+  r.values_out = reinterpret_cast<ValueBits*>(d_values_out);
+  if (d_temp != nullptr && n > 0 &&
+      (d_keys_in == nullptr || d_keys_out == nullptr || d_values_in == nullptr || d_values_out == nullptr)) {
+    return cudaErrorInvalidValue;
+  }
+  return run(d_temp, temp_bytes, r, options.algorithm, stream);
+}
+
+// The stable sorting permutation: d_keys_in[d_permutation[0]], d_keys_in[d_permutation[1]],
+// ... is sorted. d_keys_out (optional) also receives the sorted keys.
+template <class Key, class Index>
+[[nodiscard]] cudaError_t radix_argsort(void* d_temp, std::size_t& temp_bytes, const Key* d_keys_in,
+                                        Index* d_permutation, std::int64_t n, const radix_sort_options& options = {},
+                                        cudaStream_t stream = nullptr, Key* d_keys_out = nullptr) {
+  static_assert(radix_sort_detail::is_radix_key_v<Key>, "keys: 8- to 64-bit integers, float or double");
+  static_assert(std::is_integral_v<Index> && (sizeof(Index) == 4 || sizeof(Index) == 8),
+                "argsort indices: 32- or 64-bit integers");
+  using namespace radix_sort_detail;
+  using Bits = key_bits_t<Key>;
+  using ValueBits = value_bits_t<static_cast<int>(sizeof(Index))>;
+  if (n > 0 && static_cast<std::uint64_t>(n - 1) > static_cast<std::uint64_t>(std::numeric_limits<Index>::max())) {
+    return cudaErrorInvalidValue;
+  }
+  sort_request<Bits, std::is_floating_point_v<Key>, ValueBits> r;
+  SCANLAB_TRY(prepare<Key>(options, n, r));
+  r.keys_in = reinterpret_cast<const Bits*>(d_keys_in);
+  r.keys_out = reinterpret_cast<Bits*>(d_keys_out);  // may be null
+  r.values_in = nullptr;                               // the values are the input positions
+  r.values_out = reinterpret_cast<ValueBits*>(d_permutation);
+  if (d_temp != nullptr && n > 0 && (d_keys_in == nullptr || d_permutation == nullptr)) return cudaErrorInvalidValue;
+  return run(d_temp, temp_bytes, r, options.algorithm, stream);
+}
+
+}  // namespace scanlab
