@@ -1,0 +1,236 @@
+// scanlab-linrec, GPU side, for one element type (included by linrec_gpu_float.cu and
+// linrec_gpu_double.cu, one instantiation each).
+//
+// What is run:
+//   scanlab   linrec_detail::solve: the fused single-pass kernel (one sequence, row-major
+//             batches) or the column kernels (interleaved batches); --final: final states only
+//   CUB       cub::DeviceScan::InclusiveScan with the affine-composition operator over a
+//             transform iterator building the maps from a and b, writing x through a
+//             transform output iterator (linrec_cub.cuh): the same 12 bytes per float element
+//   variants  (--bench --variants, float32 (a, b) row-major) scanlab's kernel in other tile
+//             shapes: the measurements behind linrec_tuning_sm90
+#pragma once
+
+#include "linrec/linrec_cub.cuh"
+#include "linrec/linrec_gpu.hpp"
+
+#include "common/device_buffer.hpp"
+
+#include <scanlab/algorithms/linrec.cuh>
+#include <scanlab/error.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace scanlab::linrec_app {
+
+namespace detail_gpu {
+
+template <class Policy>
+std::string policy_name() {
+  return "scanlab " + std::to_string(Policy::block_threads) + "x" + std::to_string(Policy::items_per_thread) + ", " +
+         std::to_string(Policy::min_blocks_per_sm) + "/SM" + (Policy::prefetch ? ", prefetch" : "");
+}
+
+template <class T>
+class runner {
+ public:
+  explicit runner(const gpu_request& r)
+      : r_(r),
+        n_(r.batch * r.length),
+        d_p_(r.p->as<T>()),
+        d_q_(r.q != nullptr ? device_buffer<T>(r.q->as<T>()) : device_buffer<T>()),
+        d_x0s_(to_t(r.x0s)),
+        d_x_(r.final_only ? r.batch : n_) {}
+
+  // scanlab on the request's form and layout, with the given policy.
+  template <class Policy>
+  cudaError_t scanlab_call(void* temp, std::size_t& bytes, cudaStream_t s) {
+    switch (r_.kind) {
+      case form::ab: return call<Policy>(linrec_detail::ab_source<T>{d_p_.data(), d_q_.data()}, temp, bytes, s);
+      case form::lambda:
+        return call<Policy>(linrec_detail::lambda_source<T>{d_p_.data(), d_q_.data()}, temp, bytes, s);
+      case form::ema: {
+        const T alpha = static_cast<T>(r_.alpha);
+        return call<Policy>(linrec_detail::ema_source<T>{d_p_.data(), nullptr, alpha, T(1) - alpha}, temp, bytes, s);
+      }
+    }
+    return cudaErrorInvalidValue;
+  }
+
+  cudaError_t cub_call(void* temp, std::size_t& bytes, T* out, cudaStream_t s) const {
+    linrec_cub::problem<T> pr;
+    pr.kind = r_.kind == form::ab ? linrec_cub::form::ab
+              : r_.kind == form::lambda ? linrec_cub::form::lambda
+                                        : linrec_cub::form::ema;
+    pr.p = d_p_.data();
+    pr.q = d_q_.data();
+    pr.alpha = static_cast<T>(r_.alpha);
+    pr.x0s = d_x0s_.data();
+    pr.batch = r_.batch;
+    pr.length = r_.length;
+    pr.interleaved = r_.interleaved;
+    return linrec_cub::solve(temp, bytes, pr, out, s);
+  }
+
+  // Temp storage for everything that will run (the largest need).
+  void reserve(std::size_t bytes) {
+    if (bytes > temp_bytes_) {
+      temp_ = device_buffer<unsigned char>(static_cast<std::int64_t>(bytes));
+      temp_bytes_ = bytes;
+    }
+  }
+  template <class Policy>
+  void reserve_scanlab() {
+    std::size_t bytes = 0;
+    SCANLAB_CHECK(scanlab_call<Policy>(nullptr, bytes, nullptr));
+    reserve(bytes);
+  }
+  void reserve_cub() {
+    std::size_t bytes = 0;
+    SCANLAB_CHECK(cub_call(nullptr, bytes, nullptr, nullptr));
+    reserve(std::max<std::size_t>(bytes, 1));
+    if (d_cub_.size() != n_) d_cub_ = device_buffer<T>(n_);
+  }
+
+  template <class Policy>
+  void enqueue_scanlab(cudaStream_t s) {
+    std::size_t bytes = temp_bytes_;
+    SCANLAB_CHECK(scanlab_call<Policy>(temp_.data(), bytes, s));
+  }
+  void enqueue_cub(cudaStream_t s) {
+    std::size_t bytes = temp_bytes_;
+    SCANLAB_CHECK(cub_call(temp_.data(), bytes, d_cub_.data(), s));
+  }
+
+  io::host_array result_x(const io::host_array& shape_like) const {
+    SCANLAB_CHECK(cudaDeviceSynchronize());
+    return to_array(d_x_, shape_like);
+  }
+  // CUB's solution in the shape of the result: the whole x, or its final states.
+  io::host_array result_cub(const io::host_array& shape_like) const {
+    SCANLAB_CHECK(cudaDeviceSynchronize());
+    if (!r_.final_only) return to_array(d_cub_, shape_like);
+    const std::vector<T> all = d_cub_.to_host();
+    io::host_array out(io::dtype_of<T>(), {r_.batch});
+    auto view = out.as<T>();
+    for (std::int64_t k = 0; k < r_.batch; ++k) {
+      T value = r_.x0s.empty() ? T(0) : static_cast<T>(r_.x0s[static_cast<std::size_t>(k)]);
+      if (r_.length > 0) {
+        const std::int64_t last = r_.interleaved ? (r_.length - 1) * r_.batch + k : k * r_.length + r_.length - 1;
+        value = all[static_cast<std::size_t>(last)];
+      }
+      view[static_cast<std::size_t>(k)] = value;
+    }
+    return out;
+  }
+
+  [[nodiscard]] std::int64_t n() const { return n_; }
+
+ private:
+  static std::vector<T> to_t(const std::vector<double>& values) {
+    std::vector<T> out(values.size());
+    std::transform(values.begin(), values.end(), out.begin(), [](double v) { return static_cast<T>(v); });
+    return out;
+  }
+  static io::host_array to_array(const device_buffer<T>& d, const io::host_array& shape_like) {
+    io::host_array out(io::dtype_of<T>(), shape_like.shape());
+    if (out.size() != d.size()) throw std::logic_error("linrec: result size differs from its shape");
+    const std::vector<T> host = d.to_host();
+    std::copy(host.begin(), host.end(), out.as<T>().begin());
+    return out;
+  }
+
+  template <class Policy, class Source>
+  cudaError_t call(const Source& src, void* temp, std::size_t& bytes, cudaStream_t s) {
+    T* x = r_.final_only ? nullptr : d_x_.data();
+    T* fin = r_.final_only ? d_x_.data() : nullptr;
+    const T* x0s = d_x0s_.data();
+    if (r_.interleaved) {
+      return linrec_detail::dispatch_columns<Policy>(temp, bytes, src, x, fin, r_.batch, r_.length, x0s, T(0), s);
+    }
+    return linrec_detail::dispatch_rows<Policy>(temp, bytes, src, x, fin, r_.batch, r_.length, x0s, T(0), s);
+  }
+
+  const gpu_request& r_;
+  std::int64_t n_;
+  device_buffer<T> d_p_;
+  device_buffer<T> d_q_;
+  device_buffer<T> d_x0s_;
+  device_buffer<T> d_x_;
+  device_buffer<T> d_cub_;
+  device_buffer<unsigned char> temp_;
+  std::size_t temp_bytes_ = 0;
+};
+
+}  // namespace detail_gpu
+
+// Variants: further linrec_policy types, timed with --variants (float32 (a, b) row-major only).
+template <class T, class... Variants>
+gpu_report run_typed(const gpu_request& request) {
+  using default_policy = linrec_detail::default_linrec_policy<T>;
+  if (request.batch < 1 && request.length > 0) throw std::logic_error("linrec: batch must be at least 1");
+  detail_gpu::runner<T> r(request);
+  r.template reserve_scanlab<default_policy>();
+  const bool with_cub = request.compare || request.bench;
+  if (with_cub) r.reserve_cub();
+
+  // The shape of x: the input's own shape, or [batch] for the final states.
+  io::host_array shape_like(io::dtype_of<T>(), request.final_only ? std::vector<std::int64_t>{request.batch}
+                                                                   : request.p->shape());
+  gpu_report report;
+  r.template enqueue_scanlab<default_policy>(nullptr);
+  report.x = r.result_x(shape_like);
+  if (with_cub) {
+    r.enqueue_cub(nullptr);
+    report.cub_x = r.result_cub(shape_like);
+  }
+  if (!request.bench) return report;
+
+  bench::harness harness({.warmup = 3, .repeat = request.repeat});
+  report.memcpy_gbps = harness.memcpy_gbps();
+  const int arrays = request.kind == form::ema ? 1 : 2;
+  const double bytes = static_cast<double>(r.n()) * sizeof(T) * (arrays + (request.final_only ? 0 : 1));
+  const std::string suite = std::string(request.kind == form::ab ? "linrec" : request.kind == form::lambda
+                                                                                ? "linrec-lambda"
+                                                                                : "linrec-ema") +
+                            (request.final_only ? "-final" : "");
+  const std::string shape = request.batch == 1 ? "" : (request.interleaved ? " [length, batch]" : " [batch, length]");
+  const auto row = [&](const std::string& variant, const bench::timing& t) {
+    bench::result res;
+    res.suite = suite;
+    res.variant = variant;
+    res.type = std::string(io::name(io::dtype_of<T>())) + shape;
+    res.dataset = request.dataset;
+    res.n = r.n();
+    res.bytes = bytes;
+    res.time = t;
+    return res;
+  };
+  const bench::timing cub_time = harness.time([&](cudaStream_t s) { r.enqueue_cub(s); });
+  const bench::timing ours = harness.time([&](cudaStream_t s) { r.template enqueue_scanlab<default_policy>(s); });
+  bench::result ours_row = row("scanlab", ours);
+  ours_row.baseline_ms = cub_time.median_ms;
+  report.rows.push_back(std::move(ours_row));
+  report.rows.push_back(row("cub InclusiveScan (affine maps)", cub_time));
+  if constexpr (sizeof...(Variants) > 0) {
+    if (request.variants && request.kind == form::ab && !request.interleaved) {
+      const auto time_variant = [&]<class Policy>() {
+        r.template reserve_scanlab<Policy>();
+        const bench::timing t = harness.time([&](cudaStream_t s) { r.template enqueue_scanlab<Policy>(s); });
+        bench::result res = row(detail_gpu::policy_name<Policy>(), t);
+        res.baseline_ms = cub_time.median_ms;
+        report.rows.push_back(std::move(res));
+      };
+      (time_variant.template operator()<Variants>(), ...);
+    }
+  }
+  return report;
+}
+
+}  // namespace scanlab::linrec_app

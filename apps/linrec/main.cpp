@@ -1,0 +1,327 @@
+// scanlab-linrec: first-order linear recurrences x[i] = a[i] x[i-1] + b[i] on the GPU,
+// checked against a sequential long double CPU solve and CUB's generic scan, timed
+// against CUB.
+//
+//   scanlab-linrec                                   2^24 generated (a, b), one sequence
+//   scanlab-linrec -i a.npy -b b.npy -o x.npy        x; 2-D inputs are batches [batch, length]
+//   scanlab-linrec -i a.npy -b b.npy --interleaved   2-D inputs are [length, batch]
+//   scanlab-linrec --lambda -i lambda.npy -b u.npy   v[i] = (1 - lambda[i]) v[i-1] + lambda[i] u[i]
+//   scanlab-linrec --ema 0.1 -i signal.npy           y[i] = 0.9 y[i-1] + 0.1 s[i]
+//   scanlab-linrec --n 2^12 --batch 2^16 --validate --bench
+//   scanlab-linrec --final -i a.npy -b b.npy         only the last state of each sequence
+//
+// float32 and float64 are used as they are; other dtypes become float32 (logged). An
+// operand that is not given is generated (same shape, seed + 1).
+#include "linrec/linrec_gpu.hpp"
+#include "linrec/linrec_reference.hpp"
+
+#include "common/bench.hpp"
+#include "common/cli.hpp"
+#include "common/dataset.hpp"
+#include "common/generate.hpp"
+#include "common/table.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace io = scanlab::io;
+namespace app_gpu = scanlab::linrec_app;
+namespace ref = scanlab::linrec_ref;
+
+std::string shape_text(const io::host_array& a) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < a.shape().size(); ++i) s += (i ? ", " : "") + std::to_string(a.shape()[i]);
+  return s + "]";
+}
+
+std::string scientific(double value) {
+  if (std::isinf(value)) return "inf";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2e", value);
+  return buffer;
+}
+
+std::string full_precision(double value, bool is_double) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*g", is_double ? 17 : 9, value);
+  return buffer;
+}
+
+// "LO,HI" -> two finite numbers with LO <= HI.
+std::pair<double, double> parse_range(const std::string& text) {
+  const auto comma = text.find(',');
+  const auto bad = [&] { return std::invalid_argument("--a-range '" + text + "': expected LO,HI (e.g. -0.99,0.99)"); };
+  if (comma == std::string::npos) throw bad();
+  try {
+    std::size_t used = 0;
+    const double lo = std::stod(text.substr(0, comma), &used);
+    if (used != comma) throw bad();
+    const std::string rest = text.substr(comma + 1);
+    const double hi = std::stod(rest, &used);
+    if (used != rest.size() || !std::isfinite(lo) || !std::isfinite(hi) || lo > hi) throw bad();
+    return {lo, hi};
+  } catch (const std::logic_error&) {
+    throw bad();
+  }
+}
+
+// Uniform values in [lo, hi) of `type` in the given shape (the generator's uniform [0, 1), scaled).
+io::host_array generate_operand(io::dtype type, const std::vector<std::int64_t>& shape, std::uint64_t seed, double lo,
+                                double hi) {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  scanlab::gen::spec spec;
+  spec.seed = seed;
+  const io::host_array flat = scanlab::gen::generate_array(spec, type, n);
+  io::host_array out(type, shape);
+  std::memcpy(out.data(), flat.data(), flat.bytes());
+  io::visit(type, [&]<class T>() {
+    if constexpr (std::is_floating_point_v<T>) {
+      for (T& v : out.as<T>()) v = static_cast<T>(lo + (hi - lo) * static_cast<double>(v));
+    }
+  });
+  return out;
+}
+
+io::host_array as_float(io::host_array array, const std::string& what) {
+  if (io::is_float(array.type())) return array;
+  spdlog::info("{}: converting {} to float32", what, io::name(array.type()));
+  return io::convert(array, io::dtype::f32);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  scanlab::cli::defaults defaults;
+  defaults.n = std::int64_t{1} << 24;
+  scanlab::cli::app app("scanlab-linrec",
+                        "First-order linear recurrences x[i] = a[i] x[i-1] + b[i] (x[-1] = x0) on the GPU: one fused "
+                        "single-pass scan over affine maps, for one sequence or batches of them; checked against a "
+                        "sequential long double solve and CUB's generic scan (--validate), timed against CUB "
+                        "(--bench).",
+                        defaults);
+  CLI::App& parser = app.parser();
+  std::string second;
+  bool lambda_form = false;
+  std::optional<double> ema_alpha;
+  double x0 = 0;
+  std::string x0_file;
+  std::string batch_text;
+  bool interleaved = false;
+  bool final_only = false;
+  std::string a_range_text = "-0.99,0.99";
+  bool variants = false;
+  parser.add_option("-b,--b", second, "The second operand: b (or u with --lambda); 2-D for batches, like -i")
+      ->check(CLI::ExistingFile);
+  parser.add_flag("--lambda", lambda_form,
+                  "The (lambda, u) form: -i is lambda, -b is u; v[i] = (1 - lambda[i]) v[i-1] + lambda[i] u[i]");
+  parser.add_option("--ema", ema_alpha, "Exponential moving average of the signal -i: y[i] = (1-ALPHA) y[i-1] + ALPHA s[i]");
+  parser.add_option("--x0", x0, "Initial state of every sequence")->capture_default_str();
+  parser.add_option("--x0-file", x0_file, "Initial states, one per sequence (overrides --x0)")->check(CLI::ExistingFile);
+  parser.add_option("--batch", batch_text, "Generated data: this many sequences of --n elements each (default 1)");
+  parser.add_flag("--interleaved", interleaved,
+                  "2-D arrays are [length, batch] (sequence k at k, k + batch, ...) instead of [batch, length]");
+  parser.add_flag("--final", final_only, "Only the final state of each sequence (written with -o, shape [batch])");
+  parser.add_option("--a-range", a_range_text, "Generated a: uniform in LO,HI")->capture_default_str();
+  parser.add_flag("--variants", variants, "With --bench: also time scanlab's tuning variants (float32, (a, b), row-major)");
+  parser.footer(
+      "-o writes x as .npy (or .bin, .txt) in the inputs' shape. --n is the length of each generated sequence.\n"
+      "Other dtypes are converted to float32. a[i] == 0 resets the sequence: x[i] = b[i] whatever came before.\n"
+      "Exit codes: 0 success, 1 error (also: operand shapes differ, a validation failed), 2 bad command line, "
+      "3 no usable GPU.");
+
+  return app.run(argc, argv, [&] {
+    const auto& o = app.options();
+    if (lambda_form && ema_alpha) throw std::invalid_argument("--lambda and --ema exclude each other");
+    const app_gpu::form kind = ema_alpha ? app_gpu::form::ema : lambda_form ? app_gpu::form::lambda : app_gpu::form::ab;
+    if (ema_alpha && !std::isfinite(*ema_alpha)) throw std::invalid_argument("--ema: ALPHA must be finite");
+    if (ema_alpha && (*ema_alpha < 0 || *ema_alpha > 1)) spdlog::warn("--ema {}: outside [0, 1]", *ema_alpha);
+    if (ema_alpha && !second.empty()) throw std::invalid_argument("--ema takes one array (-i), not -b");
+    const auto [a_lo, a_hi] = parse_range(a_range_text);
+    const std::int64_t generated_batch = batch_text.empty() ? 1 : scanlab::cli::parse_count(batch_text);
+    if (generated_batch < 1) throw std::invalid_argument("--batch must be at least 1");
+
+    // Inputs first: bad files and shape mismatches are reported before the GPU is touched.
+    const char* p_name = kind == app_gpu::form::ab ? "a" : kind == app_gpu::form::lambda ? "lambda" : "signal";
+    const char* q_name = kind == app_gpu::form::lambda ? "u" : "b";
+    io::host_array p;
+    std::string p_label;
+    if (!o.input.empty()) {
+      p = as_float(app.load_file(o.input), p_name);
+      p_label = std::string(p_name) + " (" + o.input + ")";
+      if (!batch_text.empty()) spdlog::warn("--batch is for generated data: the shape of {} decides", o.input);
+    } else {
+      if (!o.generate.empty()) spdlog::warn("--generate is not used: scanlab-linrec generates uniform operands");
+      const std::int64_t length = o.n > 0 ? o.n : defaults.n;
+      const io::dtype type = io::is_float(app.chosen_dtype()) ? app.chosen_dtype() : io::dtype::f32;
+      std::vector<std::int64_t> shape = {length};
+      if (generated_batch > 1) shape = interleaved ? std::vector{length, generated_batch} : std::vector{generated_batch, length};
+      double lo = -1, hi = 1;
+      if (kind == app_gpu::form::ab) lo = a_lo, hi = a_hi;
+      if (kind == app_gpu::form::lambda) lo = 0, hi = 1;
+      p = generate_operand(type, shape, o.seed, lo, hi);
+      p_label = std::string(p_name) + " (generated)";
+      spdlog::info("{}: uniform in [{}, {}), shape {}, {} (seed {})", p_name, lo, hi, shape_text(p), io::name(type), o.seed);
+    }
+    if (p.shape().size() > 2) throw std::runtime_error(p_label + " has " + std::to_string(p.shape().size()) + " dimensions: 1 or 2 expected");
+    std::optional<io::host_array> q;
+    if (kind != app_gpu::form::ema) {
+      std::string q_label;
+      if (!second.empty()) {
+        q = app.load_file(second);
+        q_label = std::string(q_name) + " (" + second + ")";
+        if (q->type() != p.type()) {
+          spdlog::info("{}: converting {} to {}", q_name, io::name(q->type()), io::name(p.type()));
+          *q = io::convert(*q, p.type());
+        }
+      } else {
+        q = generate_operand(p.type(), p.shape(), o.seed + 1, -1, 1);
+        q_label = std::string(q_name) + " (generated)";
+        spdlog::info("{}: uniform in [-1, 1), shape {} (seed {})", q_name, shape_text(*q), o.seed + 1);
+      }
+      if (q->shape() != p.shape()) {
+        throw std::runtime_error(std::string(p_name) + " and " + q_name + " must have the same shape: " + p_label +
+                                 " has shape " + shape_text(p) + ", " + q_label + " has shape " + shape_text(*q));
+      }
+    }
+    std::int64_t batch = 1, length = p.size();
+    if (p.shape().size() == 2) {
+      batch = interleaved ? p.shape()[1] : p.shape()[0];
+      length = interleaved ? p.shape()[0] : p.shape()[1];
+    } else if (interleaved) {
+      spdlog::info("--interleaved with a 1-D input: one sequence");
+    }
+    std::vector<double> x0s(static_cast<std::size_t>(batch), x0);
+    if (!x0_file.empty()) {
+      const io::host_array states = io::convert(app.load_file(x0_file), io::dtype::f64);
+      if (states.size() != batch) {
+        throw std::runtime_error("--x0-file " + x0_file + " has " + std::to_string(states.size()) + " values, " +
+                                 std::to_string(batch) + " sequence(s) need one each");
+      }
+      const auto view = states.as<double>();
+      x0s.assign(view.begin(), view.end());
+    }
+    const bool is_double = p.type() == io::dtype::f64;
+
+    app.select_device();
+    app_gpu::gpu_request request;
+    request.kind = kind;
+    request.p = &p;
+    request.q = q ? &*q : nullptr;
+    request.alpha = ema_alpha.value_or(0);
+    request.batch = batch;
+    request.length = length;
+    request.interleaved = interleaved && p.shape().size() == 2;
+    request.x0s = x0s;
+    request.final_only = final_only;
+    request.compare = o.validate;
+    request.bench = o.bench;
+    request.variants = variants;
+    request.repeat = o.repeat;
+    request.dataset = o.input.empty() ? "uniform" : o.input;
+    spdlog::info("solving {} sequence(s) of length {}{}", batch, length,
+                 batch > 1 ? (request.interleaved ? ", interleaved [length, batch]" : ", row-major [batch, length]") : "");
+    const app_gpu::gpu_report report = is_double ? app_gpu::run_gpu_f64(request) : app_gpu::run_gpu_f32(request);
+    app.write_output(report.x);
+
+    nlohmann::json json;
+    json["form"] = kind == app_gpu::form::ab ? "ab" : kind == app_gpu::form::lambda ? "lambda" : "ema";
+    json["dtype"] = std::string(io::name(p.type()));
+    json["batch"] = batch;
+    json["length"] = length;
+    json["layout"] = request.interleaved ? "interleaved" : "row-major";
+    json["final_only"] = final_only;
+    json["input"] = p_label;
+
+    // The last state of the first sequence, full precision (with -o: every value).
+    const auto last_of_first = [&](const io::host_array& x) -> std::optional<double> {
+      if (x.size() == 0) return std::nullopt;
+      return io::visit(x.type(), [&]<class T>() -> double {
+        if constexpr (std::is_floating_point_v<T>) {
+          const auto v = x.as<T>();
+          if (final_only) return static_cast<double>(v[0]);
+          const std::int64_t last = request.interleaved ? (length - 1) * batch : length - 1;
+          return static_cast<double>(v[static_cast<std::size_t>(last)]);
+        }
+        return 0.0;
+      });
+    };
+    if (const auto value = last_of_first(report.x)) {
+      std::cout << "x[" << length - 1 << "] of sequence 0 = " << full_precision(*value, is_double) << '\n';
+      json["last_of_first"] = *value;
+    }
+
+    bool failed = false;
+    if (o.validate) {
+      scanlab::text_table table({"method", "max rel. error", "max err / bound", "NaN/Inf mismatches", "check"});
+      nlohmann::json checks = nlohmann::json::array();
+      const auto check_one = [&](const std::string& method, const io::host_array& x, bool must_pass) {
+        const ref::check_result r = io::visit(p.type(), [&]<class T>() -> ref::check_result {
+          if constexpr (std::is_floating_point_v<T>) {
+            ref::operands<T> ops;
+            ops.kind = kind == app_gpu::form::ab ? ref::form::ab : kind == app_gpu::form::lambda ? ref::form::lambda
+                                                                                                  : ref::form::ema;
+            ops.p = p.as<T>();
+            if (q) ops.q = q->as<T>();
+            ops.alpha = static_cast<long double>(static_cast<T>(request.alpha));
+            std::vector<T> states(x0s.size());
+            for (std::size_t k = 0; k < x0s.size(); ++k) states[k] = static_cast<T>(x0s[k]);
+            return ref::check<T>(ops, batch, length, request.interleaved, states, T(0), x.as<T>(), final_only);
+          }
+          throw std::logic_error("linrec: float data expected");
+        });
+        const bool ok = r.pass();
+        if (must_pass) failed = failed || !ok;
+        table.add_row({method, scientific(r.max_relative_error), scientific(r.max_bound_ratio),
+                       std::to_string(r.special_mismatches), ok ? "pass" : (must_pass ? "FAIL" : "outside bound")});
+        checks.push_back({{"method", method}, {"max_relative_error", r.max_relative_error},
+                          {"max_bound_ratio", r.max_bound_ratio}, {"special_mismatches", r.special_mismatches},
+                          {"worst_index", r.worst_index}, {"pass", ok}});
+      };
+      spdlog::info("validating against the sequential long double solve ({} elements)", batch * length);
+      check_one("scanlab", report.x, true);
+      if (report.cub_x) check_one("cub InclusiveScan (affine maps)", *report.cub_x, false);
+      std::cout << '\n';
+      table.print(std::cout);
+      std::cout << "Errors against the sequential long double solve; rel. error = |err| / sum_j |a_j+1..a_i| |b_j| "
+                   "(the size of the terms), bound = eps (3 L + 64 S), see primitives/docs/linrec.md.\n";
+      json["validation"] = checks;
+    }
+
+    if (o.bench) {
+      std::cout << '\n';
+      scanlab::bench::print_results(std::cout, report.rows, report.memcpy_gbps);
+      scanlab::text_table summary({"variant", "time", "Gitems/s", "GB/s", "% of memcpy", "vs CUB"});
+      for (const auto& row : report.rows) {
+        const auto speedup = row.speedup();
+        summary.add_row({row.variant, scanlab::format_time_ms(row.time.median_ms),
+                         scanlab::format_fixed(row.items_per_second() / 1e9, 1), scanlab::format_fixed(row.gbps(), 0),
+                         report.memcpy_gbps > 0 ? scanlab::format_fixed(100 * row.gbps() / report.memcpy_gbps, 1) : "",
+                         speedup ? scanlab::format_fixed(*speedup, 2) + "x" : ""});
+      }
+      std::cout << '\n';
+      summary.print(std::cout);
+      std::cout << "Bytes: every operand read once and x written once (" << (kind == app_gpu::form::ema ? 8 : 12) * (is_double ? 2 : 1)
+                << " bytes per element" << (final_only ? ", minus the write with --final" : "") << ").\n";
+      const auto device = scanlab::bench::query_device(o.device);
+      json["bench"] = scanlab::bench::to_json(report.rows, device, report.memcpy_gbps);
+    }
+    app.write_json(json);
+    if (failed) {
+      std::cerr << "scanlab-linrec: the result is outside its error bound (see the check column)\n";
+      return scanlab::cli::exit_error;
+    }
+    return scanlab::cli::exit_ok;
+  });
+}

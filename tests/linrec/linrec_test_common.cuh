@@ -1,0 +1,502 @@
+// Shared bodies of the linear recurrence tests (scanlab/algorithms/linrec.cuh), one
+// translation unit per element type. Every result is checked against the sequential
+// long double reference of apps/linrec/linrec_reference.hpp (error bound
+// eps * (3 L_i + 64 S_i), see there) and CUB's generic scan is checked the same way.
+#pragma once
+
+#include "common/device_buffer.hpp"
+#include "common/gpu_test.hpp"
+#include "common/test_util.hpp"
+#include "linrec/linrec_cub.cuh"
+// The reference is host code in long double; nvcc warns that device code would see double.
+#pragma nv_diag_suppress 20208
+#include "linrec/linrec_reference.hpp"
+#pragma nv_diag_default 20208
+
+#include <scanlab/algorithms/linrec.cuh>
+#include <scanlab/error.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <tuple>
+#include <limits>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace scanlab::test::linrec {
+
+namespace ld = scanlab::linrec_detail;
+namespace ref = scanlab::linrec_ref;
+namespace cubx = scanlab::linrec_cub;
+
+template <class T>
+using policy = ld::default_linrec_policy<T>;
+
+// How a is drawn (b is uniform in [-1, 1) throughout).
+enum class a_kind {
+  contracting,  // |a| < 0.9, both signs
+  near_one,     // a in [0.999, 1)
+  ones,         // a = 1: a prefix sum of b
+  mixed,        // |a| in [0.5, 1], random sign, 1% exact zeros (resets)
+};
+
+inline const char* name(a_kind k) {
+  switch (k) {
+    case a_kind::contracting: return "contracting";
+    case a_kind::near_one: return "near_one";
+    case a_kind::ones: return "ones";
+    case a_kind::mixed: return "mixed";
+  }
+  return "?";
+}
+
+template <class T>
+struct host_problem {
+  std::vector<T> p, q;  // a and b (or lambda and u, or the signal)
+  std::vector<T> x0s;   // one per sequence, or empty
+  T x0 = T(0);
+};
+
+template <class T>
+host_problem<T> make_problem(std::int64_t n, a_kind kind, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::uniform_real_distribution<double> magnitude(0.5, 1.0);
+  std::uniform_real_distribution<double> close(0.999, 1.0);
+  std::uniform_int_distribution<int> percent(0, 99);
+  host_problem<T> h;
+  h.p.resize(static_cast<std::size_t>(n));
+  h.q.resize(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    double a = 0;
+    switch (kind) {
+      case a_kind::contracting: a = 0.9 * unit(rng); break;
+      case a_kind::near_one: a = close(rng); break;
+      case a_kind::ones: a = 1; break;
+      case a_kind::mixed: a = (percent(rng) == 0) ? 0.0 : magnitude(rng) * (unit(rng) < 0 ? -1 : 1); break;
+    }
+    h.p[static_cast<std::size_t>(i)] = static_cast<T>(a);
+    h.q[static_cast<std::size_t>(i)] = static_cast<T>(unit(rng));
+  }
+  h.x0 = static_cast<T>(unit(rng));
+  return h;
+}
+
+template <class T>
+std::vector<T> random_states(std::int64_t batch, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-2.0, 2.0);
+  std::vector<T> out(static_cast<std::size_t>(batch));
+  for (auto& v : out) v = static_cast<T>(unit(rng));
+  return out;
+}
+
+inline std::string describe(const ref::check_result& r) {
+  return "checked " + std::to_string(r.checked) + ", max bound ratio " + std::to_string(r.max_bound_ratio) +
+         " at " + std::to_string(r.worst_index) + ", max rel. error " + std::to_string(r.max_relative_error) +
+         ", NaN/Inf mismatches " + std::to_string(r.special_mismatches) + " (first at " +
+         std::to_string(r.first_special_mismatch) + ")";
+}
+
+template <class T>
+std::span<const T> view(const std::vector<T>& v) {
+  return {v.data(), v.size()};
+}
+
+// What is solved: the (a, b) form unless told otherwise.
+struct shape {
+  std::int64_t batch = 1;
+  std::int64_t length = 0;
+  batch_layout layout = batch_layout::row_major;
+  bool per_sequence_x0 = false;
+};
+
+// Runs scanlab (with the given options) on the device copy of h; returns x (or the final states).
+template <class T, class Source>
+std::vector<T> run_scanlab(const Source& src, const host_problem<T>& h, const shape& s, bool final_only,
+                           ld::linrec_options options = {}) {
+  const std::int64_t n = s.batch * s.length;
+  device_buffer<T> d_x(final_only ? s.batch : n);
+  d_x.fill_bytes(0xff);
+  device_buffer<T> d_x0s(view(h.x0s));
+  const T* x0s = h.x0s.empty() ? nullptr : d_x0s.data();
+  T* x = final_only ? nullptr : d_x.data();
+  T* fin = final_only ? d_x.data() : nullptr;
+  std::size_t bytes = 0;
+  const auto call = [&](void* temp) {
+    if (s.layout == batch_layout::interleaved) {
+      return ld::dispatch_columns<policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr, options);
+    }
+    return ld::dispatch_rows<policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr, options);
+  };
+  SCANLAB_CHECK(call(nullptr));
+  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
+  d_x.fill_bytes(0xff);  // NaN: anything left unwritten fails
+  SCANLAB_CHECK(call(temp.data()));
+  SCANLAB_CHECK(cudaDeviceSynchronize());
+  return d_x.to_host();
+}
+
+template <class T>
+ref::operands<T> reference_operands(const host_problem<T>& h, ref::form kind = ref::form::ab, long double alpha = 0) {
+  ref::operands<T> ops;
+  ops.kind = kind;
+  ops.p = view(h.p);
+  if (kind != ref::form::ema) ops.q = view(h.q);
+  ops.alpha = alpha;
+  return ops;
+}
+
+// scanlab and CUB on the (a, b) form of h, both checked against the reference.
+template <class T>
+void check_ab(const host_problem<T>& h, const shape& s, ld::linrec_options options = {}, bool with_cub = true) {
+  SCOPED_TRACE("batch " + std::to_string(s.batch) + " x length " + std::to_string(s.length) +
+               (s.layout == batch_layout::interleaved ? " interleaved" : " row-major"));
+  device_buffer<T> d_p(view(h.p));
+  device_buffer<T> d_q(view(h.q));
+  const ld::ab_source<T> src{d_p.data(), d_q.data()};
+  const std::vector<T> x = run_scanlab(src, h, s, false, options);
+  const auto ops = reference_operands(h);
+  const bool interleaved = s.layout == batch_layout::interleaved;
+  const auto r = ref::check(ops, s.batch, s.length, interleaved, view(h.x0s), h.x0, view(x), false);
+  EXPECT_TRUE(r.pass()) << "scanlab: " << describe(r);
+  if (!with_cub) return;
+  device_buffer<T> d_x0s(view(h.x0s));
+  cubx::problem<T> pr;
+  pr.p = d_p.data();
+  pr.q = d_q.data();
+  pr.x0s = h.x0s.empty() ? nullptr : d_x0s.data();
+  pr.x0 = h.x0;
+  pr.batch = s.batch;
+  pr.length = s.length;
+  pr.interleaved = interleaved;
+  device_buffer<T> d_cub(s.batch * s.length);
+  std::size_t bytes = 0;
+  SCANLAB_CHECK(cubx::solve(nullptr, bytes, pr, d_cub.data(), nullptr));
+  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes > 0 ? bytes : 1));
+  SCANLAB_CHECK(cubx::solve(temp.data(), bytes, pr, d_cub.data(), nullptr));
+  const std::vector<T> y = d_cub.to_host();
+  const auto rc = ref::check(ops, s.batch, s.length, interleaved, view(h.x0s), h.x0, view(y), false);
+  EXPECT_TRUE(rc.pass()) << "CUB: " << describe(rc);
+}
+
+inline std::vector<std::int64_t> single_sizes(std::int64_t tile, std::uint64_t seed) {
+  std::vector<std::int64_t> sizes = boundary_sizes(tile, 3);
+  const std::int64_t window = 32 * tile;  // a look-back window of tiles
+  for (std::int64_t m : {window, 2 * window, 33 * window}) {
+    for (std::int64_t d : {-1, 0, 1}) sizes.push_back(m + d);
+  }
+  for (std::int64_t r : random_sizes(4, 3 * window, seed)) sizes.push_back(r);
+  return capped(sizes);
+}
+
+// ---- test bodies ----
+
+template <class T>
+void single_sequence_test(a_kind kind) {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  SCOPED_TRACE(name(kind));
+  for (std::int64_t n : single_sizes(policy<T>::tile_items, seed)) {
+    const auto h = make_problem<T>(n, kind, seed + static_cast<std::uint64_t>(n));
+    check_ab(h, shape{.batch = 1, .length = n});
+  }
+}
+
+// Every launch mode, with capped grids (many look-back rounds): the same bits.
+template <class T>
+void modes_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const std::int64_t tile = policy<T>::tile_items;
+  for (std::int64_t n : capped({3 * tile + 5, 40 * tile - 1, 70 * tile + 3})) {
+    const auto h = make_problem<T>(n, a_kind::mixed, seed + 7);
+    device_buffer<T> d_p(view(h.p));
+    device_buffer<T> d_q(view(h.q));
+    const ld::ab_source<T> src{d_p.data(), d_q.data()};
+    const shape s{.batch = 1, .length = n};
+    const std::vector<T> reference = run_scanlab(src, h, s, false);
+    const auto r = ref::check(reference_operands(h), 1, n, false, view(h.x0s), h.x0, view(reference), false);
+    EXPECT_TRUE(r.pass()) << describe(r);
+    for (const ld::linrec_options o :
+         {ld::linrec_options{.mode = ld::linrec_mode::cooperative, .max_blocks = 2},
+          ld::linrec_options{.mode = ld::linrec_mode::cooperative, .max_blocks = 5},
+          ld::linrec_options{.mode = ld::linrec_mode::tickets},
+          ld::linrec_options{.mode = ld::linrec_mode::tickets, .max_blocks = 3}}) {
+      SCOPED_TRACE("mode " + std::to_string(static_cast<int>(o.mode)) + ", max blocks " + std::to_string(o.max_blocks));
+      const std::vector<T> x = run_scanlab(src, h, s, false, o);
+      ASSERT_EQ(x.size(), reference.size());
+      EXPECT_EQ(0, std::memcmp(x.data(), reference.data(), x.size() * sizeof(T))) << "n = " << n;
+    }
+    // Repeated runs: bitwise the same.
+    for (int run = 0; run < 3; ++run) {
+      const std::vector<T> x = run_scanlab(src, h, s, false);
+      EXPECT_EQ(0, std::memcmp(x.data(), reference.data(), x.size() * sizeof(T))) << "run " << run;
+    }
+  }
+}
+
+template <class T>
+void batched_test(batch_layout layout) {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const std::int64_t tile = policy<T>::tile_items;
+  const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
+      {1, 1000},   {1000, 1},      {5, 3},          {17, 2},         {300, 100},   {7, tile - 1},
+      {33, tile + 1}, {3, 3 * tile}, {1024, 64},     {2, 100000},     {200, 999},   {0, 10},
+      {10, 0},     {4097, 33},     {2, tile},       {64, 4 * tile + 7}};
+  for (const auto& [batch, length] : shapes) {
+    if (batch * length > max_test_n()) continue;
+    for (bool per_sequence : {false, true}) {
+      auto h = make_problem<T>(batch * length, a_kind::mixed, seed + static_cast<std::uint64_t>(batch * 31 + length));
+      if (per_sequence) h.x0s = random_states<T>(batch, seed + 5);
+      else h.x0 = T(0);  // the batched API without initial states means zeros
+      check_ab(h, shape{.batch = batch, .length = length, .layout = layout, .per_sequence_x0 = per_sequence});
+    }
+  }
+}
+
+// Interleaved batches through the segmented path, whatever the automatic choice.
+template <class T>
+void interleaved_segments_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  for (const auto& [batch, length] : std::vector<std::pair<std::int64_t, std::int64_t>>{{3, 1000}, {40, 257}, {2, 5000}}) {
+    for (std::int64_t segments : {1, 2, 7, 64}) {
+      SCOPED_TRACE("segments " + std::to_string(segments));
+      auto h = make_problem<T>(batch * length, a_kind::contracting, seed + static_cast<std::uint64_t>(segments));
+      h.x0s = random_states<T>(batch, seed + 3);
+      check_ab(h, shape{.batch = batch, .length = length, .layout = batch_layout::interleaved},
+               ld::linrec_options{.segments = segments}, false);
+    }
+  }
+}
+
+// The (lambda, u) form and the EMA, one sequence and batched.
+template <class T>
+void forms_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (const auto& [batch, length] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {1, 0}, {1, 1}, {1, 12345}, {1, 300000}, {16, 5000}, {1000, 37}}) {
+    if (batch * length > max_test_n()) continue;
+    for (batch_layout layout : {batch_layout::row_major, batch_layout::interleaved}) {
+      SCOPED_TRACE("batch " + std::to_string(batch) + " x " + std::to_string(length));
+      auto h = make_problem<T>(batch * length, a_kind::contracting, seed + static_cast<std::uint64_t>(length));
+      for (auto& l : h.p) l = static_cast<T>(unit(rng));  // lambda in [0, 1)
+      h.x0s = random_states<T>(batch, seed + 11);
+      const shape s{.batch = batch, .length = length, .layout = layout, .per_sequence_x0 = true};
+      device_buffer<T> d_p(view(h.p));
+      device_buffer<T> d_q(view(h.q));
+      {
+        const ld::lambda_source<T> src{d_p.data(), d_q.data()};
+        const auto x = run_scanlab(src, h, s, false);
+        const auto r = ref::check(reference_operands(h, ref::form::lambda), batch, length,
+                                  layout == batch_layout::interleaved, view(h.x0s), h.x0, view(x), false);
+        EXPECT_TRUE(r.pass()) << "lambda form: " << describe(r);
+      }
+      for (T alpha : {T(0.01), T(0.5), T(1)}) {
+        const ld::ema_source<T> src{d_p.data(), nullptr, alpha, T(1) - alpha};
+        const auto x = run_scanlab(src, h, s, false);
+        const auto r = ref::check(reference_operands(h, ref::form::ema, static_cast<long double>(alpha)), batch,
+                                  length, layout == batch_layout::interleaved, view(h.x0s), h.x0, view(x), false);
+        EXPECT_TRUE(r.pass()) << "ema alpha " << alpha << ": " << describe(r);
+      }
+    }
+  }
+}
+
+// Final states only, every layout, lengths 0 and 1 included.
+template <class T>
+void final_states_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const std::int64_t tile = policy<T>::tile_items;
+  for (const auto& [batch, length] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {1, 0}, {1, 1}, {1, tile}, {1, 40 * tile + 3}, {5, 0}, {7, 1}, {100, 1000}, {3, 50000}, {20000, 3}}) {
+    if (batch * length > max_test_n()) continue;
+    for (batch_layout layout : {batch_layout::row_major, batch_layout::interleaved}) {
+      SCOPED_TRACE("batch " + std::to_string(batch) + " x " + std::to_string(length));
+      auto h = make_problem<T>(batch * length, a_kind::mixed, seed + static_cast<std::uint64_t>(batch + length));
+      h.x0s = random_states<T>(batch, seed + 13);
+      device_buffer<T> d_p(view(h.p));
+      device_buffer<T> d_q(view(h.q));
+      const ld::ab_source<T> src{d_p.data(), d_q.data()};
+      const shape s{.batch = batch, .length = length, .layout = layout, .per_sequence_x0 = true};
+      const auto fin = run_scanlab(src, h, s, true);
+      const auto r = ref::check(reference_operands(h), batch, length, layout == batch_layout::interleaved,
+                                view(h.x0s), h.x0, view(fin), true);
+      EXPECT_TRUE(r.pass()) << describe(r);
+    }
+  }
+}
+
+// NaN and Inf propagate within their sequence (until a reset) and never into another one.
+template <class T>
+void special_values_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T inf = std::numeric_limits<T>::infinity();
+  const std::int64_t length = 3 * policy<T>::tile_items + 11;
+  for (batch_layout layout : {batch_layout::row_major, batch_layout::interleaved}) {
+    const std::int64_t batch = 4;
+    auto h = make_problem<T>(batch * length, a_kind::contracting, seed + 17);
+    h.x0s = random_states<T>(batch, seed + 19);
+    const auto at = [&](std::int64_t k, std::int64_t t) -> std::size_t {
+      return static_cast<std::size_t>(layout == batch_layout::interleaved ? t * batch + k : k * length + t);
+    };
+    const std::int64_t nan_b = 100, nan_a = length / 3, reset = 2 * length / 3;
+    h.q[at(1, nan_b)] = nan;          // NaN in b of sequence 1
+    h.p[at(2, nan_a)] = nan;          // NaN in a of sequence 2 ...
+    h.p[at(2, reset)] = T(0);         // ... until a reset
+    h.q[at(3, length - 1)] = inf;     // Inf at the very end of the last sequence
+    h.x0s[0] = nan;                   // NaN initial state: sequence 0 is NaN (no a is 0 nor underflows early)
+    for (std::int64_t t = 0; t < length; ++t) h.p[at(0, t)] = T(0.999);
+    check_ab(h, shape{.batch = batch, .length = length, .layout = layout, .per_sequence_x0 = true});
+    // The results themselves, not only the agreement with the reference.
+    device_buffer<T> d_p(view(h.p));
+    device_buffer<T> d_q(view(h.q));
+    const auto x = run_scanlab(ld::ab_source<T>{d_p.data(), d_q.data()}, h,
+                               shape{.batch = batch, .length = length, .layout = layout}, false);
+    EXPECT_TRUE(std::isnan(x[at(0, length - 1)]));
+    EXPECT_FALSE(std::isnan(x[at(1, nan_b - 1)]));
+    EXPECT_TRUE(std::isnan(x[at(1, nan_b)]));
+    EXPECT_TRUE(std::isnan(x[at(1, length - 1)]));
+    EXPECT_FALSE(std::isnan(x[at(2, nan_a - 1)]));
+    EXPECT_TRUE(std::isnan(x[at(2, reset - 1)]));
+    EXPECT_FALSE(std::isnan(x[at(2, reset)]));
+    EXPECT_FALSE(std::isnan(x[at(2, length - 1)]));
+    EXPECT_TRUE(std::isinf(x[at(3, length - 1)]));
+    EXPECT_FALSE(std::isnan(x[at(3, length - 2)]));
+  }
+}
+
+// In place (x over b, x over a) and misaligned arrays give the same bits as the plain call.
+template <class T>
+void in_place_and_alignment_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const std::int64_t n = std::min<std::int64_t>(5 * policy<T>::tile_items + 3, max_test_n());
+  const auto h = make_problem<T>(n, a_kind::contracting, seed + 23);
+  std::size_t bytes = 0;
+  SCANLAB_CHECK(linear_recurrence<T>(nullptr, bytes, nullptr, nullptr, nullptr, n, h.x0));
+  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
+  device_buffer<T> d_a(view(h.p));
+  device_buffer<T> d_b(view(h.q));
+  device_buffer<T> d_x(n);
+  SCANLAB_CHECK(linear_recurrence<T>(temp.data(), bytes, d_a.data(), d_b.data(), d_x.data(), n, h.x0));
+  const auto expected = d_x.to_host();
+  const auto r = ref::check(reference_operands(h), 1, n, false, {}, h.x0, view(expected), false);
+  EXPECT_TRUE(r.pass()) << describe(r);
+  // x over b
+  SCANLAB_CHECK(linear_recurrence<T>(temp.data(), bytes, d_a.data(), d_b.data(), d_b.data(), n, h.x0));
+  auto got = d_b.to_host();
+  EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(T))) << "x over b";
+  // x over a
+  d_b.copy_from(view(h.q));
+  SCANLAB_CHECK(linear_recurrence<T>(temp.data(), bytes, d_a.data(), d_b.data(), d_a.data(), n, h.x0));
+  got = d_a.to_host();
+  EXPECT_EQ(0, std::memcmp(got.data(), expected.data(), got.size() * sizeof(T))) << "x over a";
+  // Misaligned by one element: inputs, output, both.
+  device_buffer<T> d_a1(n + 1), d_b1(n + 1), d_x1(n + 1);
+  std::vector<T> shifted_a(static_cast<std::size_t>(n + 1)), shifted_b(static_cast<std::size_t>(n + 1));
+  std::copy(h.p.begin(), h.p.end(), shifted_a.begin() + 1);
+  std::copy(h.q.begin(), h.q.end(), shifted_b.begin() + 1);
+  d_a1.copy_from(view(shifted_a));
+  d_b1.copy_from(view(shifted_b));
+  d_a.copy_from(view(h.p));
+  d_b.copy_from(view(h.q));
+  for (int which = 0; which < 3; ++which) {
+    const T* a = which == 1 ? d_a.data() : d_a1.data() + 1;
+    const T* b = which == 1 ? d_b.data() : d_b1.data() + 1;
+    T* x = which == 0 ? d_x.data() : d_x1.data() + 1;
+    SCANLAB_CHECK(linear_recurrence<T>(temp.data(), bytes, a, b, x, n, h.x0));
+    SCANLAB_CHECK(cudaDeviceSynchronize());
+    std::vector<T> all = which == 0 ? d_x.to_host() : d_x1.to_host();
+    const T* first = which == 0 ? all.data() : all.data() + 1;
+    EXPECT_EQ(0, std::memcmp(first, expected.data(), static_cast<std::size_t>(n) * sizeof(T))) << "misaligned case " << which;
+  }
+}
+
+template <class T>
+void api_contract_test() {
+  std::size_t bytes = 0;
+  EXPECT_EQ(cudaErrorInvalidValue, (linear_recurrence<T>(nullptr, bytes, nullptr, nullptr, nullptr, -1, T(0))));
+  EXPECT_EQ(cudaErrorInvalidValue,
+            (linear_recurrence_batched<T>(nullptr, bytes, nullptr, nullptr, nullptr, std::int64_t{1} << 40,
+                                          std::int64_t{1} << 40, batch_layout::row_major)));
+  // Too little temp storage.
+  const std::int64_t n = 10 * policy<T>::tile_items;
+  ASSERT_EQ(cudaSuccess, (linear_recurrence<T>(nullptr, bytes, nullptr, nullptr, nullptr, n, T(0))));
+  EXPECT_GE(bytes, 1u);
+  device_buffer<T> d_a(n), d_b(n), d_x(n);
+  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
+  std::size_t too_little = bytes - 1;
+  EXPECT_EQ(cudaErrorInvalidValue,
+            (linear_recurrence<T>(temp.data(), too_little, d_a.data(), d_b.data(), d_x.data(), n, T(0))));
+  // Mismatched lengths: the span forms refuse before enqueuing anything.
+  const std::span<const T> a(d_a.data(), static_cast<std::size_t>(n));
+  const std::span<const T> b_short(d_b.data(), static_cast<std::size_t>(n - 1));
+  const std::span<T> x(d_x.data(), static_cast<std::size_t>(n));
+  EXPECT_EQ(cudaErrorInvalidValue, (linear_recurrence<T>(temp.data(), bytes, a, b_short, x, T(0))));
+  EXPECT_EQ(cudaErrorInvalidValue, (linear_recurrence_lambda<T>(temp.data(), bytes, a, b_short, x, T(0))));
+  // n == 0: nothing written, success; final of an empty sequence is x0.
+  EXPECT_EQ(cudaSuccess, (linear_recurrence<T>(temp.data(), bytes, d_a.data(), d_b.data(), d_x.data(), 0, T(0))));
+  device_buffer<T> d_final(1);
+  std::size_t final_bytes = 0;
+  ASSERT_EQ(cudaSuccess, (linear_recurrence_final<T>(nullptr, final_bytes, d_a.data(), d_b.data(), d_final.data(), 0, T(0))));
+  device_buffer<unsigned char> final_temp(static_cast<std::int64_t>(final_bytes));
+  EXPECT_EQ(cudaSuccess, (linear_recurrence_final<T>(final_temp.data(), final_bytes, d_a.data(), d_b.data(),
+                                                     d_final.data(), 0, T(2.5))));
+  EXPECT_EQ(d_final.to_host()[0], T(2.5));
+}
+
+// *Large*: 2^28 elements as one sequence, 2^16 sequences of 2^12, 16 of 2^24 (both layouts).
+template <class T>
+void large_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const std::int64_t big = std::int64_t{1} << 28;
+  {
+    const auto h = make_problem<T>(big, a_kind::near_one, seed + 29);
+    check_ab(h, shape{.batch = 1, .length = big});
+  }
+  for (const auto& [batch, length, layout] :
+       std::vector<std::tuple<std::int64_t, std::int64_t, batch_layout>>{
+           {std::int64_t{1} << 16, std::int64_t{1} << 12, batch_layout::row_major},
+           {std::int64_t{1} << 16, std::int64_t{1} << 12, batch_layout::interleaved},
+           {16, std::int64_t{1} << 24, batch_layout::row_major},
+           {16, std::int64_t{1} << 24, batch_layout::interleaved}}) {
+    auto h = make_problem<T>(batch * length, a_kind::mixed, seed + 31);
+    h.x0s = random_states<T>(batch, seed + 37);
+    check_ab(h, shape{.batch = batch, .length = length, .layout = layout, .per_sequence_x0 = true});
+  }
+}
+
+}  // namespace scanlab::test::linrec
+
+// One set of tests per element type.
+#define SCANLAB_LINREC_TESTS(suite, T)                                                                      \
+  class suite : public scanlab::test::gpu_test {};                                                          \
+  TEST_F(suite, Contracting) { scanlab::test::linrec::single_sequence_test<T>(scanlab::test::linrec::a_kind::contracting); } \
+  TEST_F(suite, NearOne) { scanlab::test::linrec::single_sequence_test<T>(scanlab::test::linrec::a_kind::near_one); } \
+  TEST_F(suite, OnesIsPrefixSum) { scanlab::test::linrec::single_sequence_test<T>(scanlab::test::linrec::a_kind::ones); } \
+  TEST_F(suite, MixedSignsAndResets) { scanlab::test::linrec::single_sequence_test<T>(scanlab::test::linrec::a_kind::mixed); } \
+  TEST_F(suite, LaunchModesBitwiseEqual) { scanlab::test::linrec::modes_test<T>(); }                     \
+  TEST_F(suite, BatchedRowMajor) { scanlab::test::linrec::batched_test<T>(scanlab::batch_layout::row_major); } \
+  TEST_F(suite, BatchedInterleaved) { scanlab::test::linrec::batched_test<T>(scanlab::batch_layout::interleaved); } \
+  TEST_F(suite, InterleavedSegments) { scanlab::test::linrec::interleaved_segments_test<T>(); }           \
+  TEST_F(suite, LambdaAndEmaForms) { scanlab::test::linrec::forms_test<T>(); }                            \
+  TEST_F(suite, FinalStates) { scanlab::test::linrec::final_states_test<T>(); }                           \
+  TEST_F(suite, NanAndInfPropagation) { scanlab::test::linrec::special_values_test<T>(); }                \
+  TEST_F(suite, InPlaceAndMisaligned) { scanlab::test::linrec::in_place_and_alignment_test<T>(); }        \
+  TEST_F(suite, ApiContract) { scanlab::test::linrec::api_contract_test<T>(); }

@@ -1,0 +1,156 @@
+// CPU tests of the linear recurrence's arithmetic (run anywhere): the composition
+// operator and its reset rule, the reference checker, and the documented error bound,
+// checked on a host tree evaluation (Kogge-Stone over the maps, depth log2 n) in float.
+#include "common/test_util.hpp"
+#include "linrec/linrec_reference.hpp"
+
+#include <scanlab/algorithms/linrec_kernels.cuh>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <span>
+#include <vector>
+
+namespace {
+
+using scanlab::affine_map;
+using scanlab::affine_then;
+using scanlab::apply;
+namespace ref = scanlab::linrec_ref;
+
+template <class T>
+std::vector<affine_map<T>> random_maps(std::size_t n, std::uint64_t seed, double lo, double hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> a(lo, hi), b(-1.0, 1.0);
+  std::vector<affine_map<T>> out(n);
+  for (auto& m : out) m = {static_cast<T>(a(rng)), static_cast<T>(b(rng))};
+  return out;
+}
+
+TEST(linrec_operator, ComposesInOrderAndIsAssociative) {
+  const affine_then op;
+  const affine_map<double> f{2.0, 1.0}, g{3.0, -5.0};
+  // then(f, g) = g o f: x -> 3 (2x + 1) - 5
+  const auto h = op(f, g);
+  EXPECT_EQ(h.a, 6.0);
+  EXPECT_EQ(h.b, -2.0);
+  EXPECT_EQ(apply(h, 4.0), apply(g, apply(f, 4.0)));
+  const auto maps = random_maps<double>(3000, scanlab::test::test_seed(), -2.0, 2.0);
+  int commuting = 0;
+  for (std::size_t i = 0; i + 2 < maps.size(); i += 3) {
+    const auto left = op(op(maps[i], maps[i + 1]), maps[i + 2]);
+    const auto right = op(maps[i], op(maps[i + 1], maps[i + 2]));
+    ASSERT_NEAR(left.a, right.a, 1e-12 * (1 + std::fabs(left.a)));
+    ASSERT_NEAR(left.b, right.b, 1e-12 * (1 + std::fabs(left.b)));
+    const auto ab = op(maps[i], maps[i + 1]);
+    const auto ba = op(maps[i + 1], maps[i]);
+    if (std::fabs(ab.b - ba.b) < 1e-9) ++commuting;
+  }
+  EXPECT_LT(commuting, 10);  // really not commutative: the order tests above mean something
+}
+
+TEST(linrec_operator, ZeroIsAResetEvenAfterInfAndNan) {
+  const affine_then op;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(apply(affine_map<float>{0.0f, 3.0f}, nan), 3.0f);
+  EXPECT_EQ(apply(affine_map<float>{-0.0f, 3.0f}, inf), 3.0f);
+  EXPECT_TRUE(std::isnan(apply(affine_map<float>{0.5f, 3.0f}, nan)));
+  // (NaN, NaN) then a reset: the reset.
+  const auto r = op(affine_map<float>{nan, nan}, affine_map<float>{0.0f, 7.0f});
+  EXPECT_EQ(r.a, 0.0f);
+  EXPECT_EQ(r.b, 7.0f);
+  // A reset then Inf: still a constant map (its a is 0), of value inf * b + c.
+  const auto s = op(affine_map<float>{0.0f, 2.0f}, affine_map<float>{inf, 1.0f});
+  EXPECT_EQ(s.a, 0.0f);
+  EXPECT_EQ(s.b, inf);
+  // An underflowed product of nonzero a's is not a reset: a NaN state still propagates.
+  const auto u = op(affine_map<float>{1e-30f, 0.0f}, affine_map<float>{-1e-30f, 1.0f});
+  EXPECT_NE(u.a, 0.0f);
+  EXPECT_LT(u.a, 0.0f);
+  EXPECT_TRUE(std::isnan(apply(u, nan)));
+  EXPECT_EQ(apply(u, 2.0f), 1.0f);
+  // A NaN coefficient without a reset poisons the map.
+  const auto t = op(affine_map<float>{0.5f, 1.0f}, affine_map<float>{nan, 1.0f});
+  EXPECT_TRUE(std::isnan(t.a));
+  EXPECT_TRUE(std::isnan(apply(t, 1.0f)));
+}
+
+// The reference: exact on exactly representable data, and it notices wrong answers.
+TEST(linrec_reference, SolvesAndDetectsErrors) {
+  const std::vector<float> a = {0.5f, 2.0f, 0.0f, -1.0f};
+  const std::vector<float> b = {1.0f, 1.0f, 3.0f, 0.25f};
+  // x0 = 2: 0.5*2+1 = 2, 2*2+1 = 5, reset 3, -3 + 0.25 = -2.75
+  std::vector<float> x = {2.0f, 5.0f, 3.0f, -2.75f};
+  ref::operands<float> ops;
+  ops.p = a;
+  ops.q = b;
+  auto r = ref::check<float>(ops, 1, 4, false, {}, 2.0f, x, false);
+  EXPECT_TRUE(r.pass());
+  EXPECT_EQ(r.max_relative_error, 0.0);
+  x[1] = 5.001f;
+  r = ref::check<float>(ops, 1, 4, false, {}, 2.0f, x, false);
+  EXPECT_FALSE(r.pass());
+  EXPECT_EQ(r.worst_index, 1);
+  x[1] = std::numeric_limits<float>::quiet_NaN();
+  r = ref::check<float>(ops, 1, 4, false, {}, 2.0f, x, false);
+  EXPECT_EQ(r.special_mismatches, 1);
+  EXPECT_EQ(r.first_special_mismatch, 1);
+  // Final states only, and two interleaved sequences (a0 b0 | a1 b1 per row).
+  const std::vector<float> fin = {-2.75f};
+  EXPECT_TRUE((ref::check<float>(ops, 1, 4, false, {}, 2.0f, fin, true).pass()));
+  const std::vector<float> x0s = {2.0f, 1.0f};
+  // Interleaved [2, 2]: sequence 0 = (a[0], b[0]), (a[2], b[2]); sequence 1 = (a[1], b[1]), (a[3], b[3]).
+  // seq 0: 0.5*2+1 = 2, reset 3; seq 1: 2*1+1 = 3, -3+0.25 = -2.75
+  const std::vector<float> xi = {2.0f, 3.0f, 3.0f, -2.75f};
+  EXPECT_TRUE((ref::check<float>(ops, 2, 2, true, x0s, 0.0f, xi, false).pass()));
+}
+
+// The documented bound eps * (3 L + 64 S) holds for a tree evaluation in float of depth
+// log2 n (every prefix by Kogge-Stone over the maps), for contracting, near-one and
+// a = 1 coefficients, and L / S behaves as documented (about 1 / (1 - rho), n / 2).
+TEST(linrec_reference, TreeEvaluationStaysWithinTheBound) {
+  const std::int64_t n = std::int64_t{1} << 16;
+  const affine_then op;
+  struct a_range {
+    double lo, hi;
+  };
+  for (const a_range range : {a_range{-0.9, 0.9}, a_range{0.999, 1.0}, a_range{1.0, 1.0}, a_range{-1.0, 1.0}}) {
+    SCOPED_TRACE("a in [" + std::to_string(range.lo) + ", " + std::to_string(range.hi) + "]");
+    auto maps = random_maps<float>(static_cast<std::size_t>(n), scanlab::test::test_seed(), range.lo, range.hi);
+    std::vector<float> a(maps.size()), b(maps.size());
+    for (std::size_t i = 0; i < maps.size(); ++i) {
+      a[i] = maps[i].a;
+      b[i] = maps[i].b;
+    }
+    const float x0 = 0.75f;
+    maps[0] = {0.0f, apply(maps[0], x0)};  // the first element as a constant map, as on the GPU
+    std::vector<affine_map<float>> next(maps.size());
+    for (std::int64_t offset = 1; offset < n; offset *= 2) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        next[u] = i >= offset ? op(maps[u - static_cast<std::size_t>(offset)], maps[u]) : maps[u];
+      }
+      maps.swap(next);
+    }
+    std::vector<float> x(maps.size());
+    for (std::size_t i = 0; i < maps.size(); ++i) x[i] = apply(maps[i], 0.0f);
+    ref::operands<float> ops;
+    ops.p = a;
+    ops.q = b;
+    const auto r = ref::check<float>(ops, 1, n, false, {}, x0, x, false);
+    EXPECT_TRUE(r.pass()) << "bound ratio " << r.max_bound_ratio << " at " << r.worst_index;
+    EXPECT_GT(r.max_bound_ratio, 0.0);  // rounding happened: the check is not vacuous
+  }
+  // L / S for a constant a = rho: tends to 1 / (1 - rho).
+  ref::state s;
+  s.start(0);
+  for (int i = 0; i < 10000; ++i) s.step(0.9L, 1.0L);
+  EXPECT_NEAR(static_cast<double>(s.length / s.scale), 10.0, 0.01);
+}
+
+}  // namespace
