@@ -28,7 +28,8 @@ struct scan_options {
 template <class Policy, class InputIt, class OutputIt, class T, class Op>
 [[nodiscard]] cudaError_t resident_capacity(int& capacity, bool& cooperative) {
   return detail::resident_grid<scan_tiles_kernel<Policy, InputIt, OutputIt, T, Op>>(
-      Policy::block_threads, INT_MAX, capacity, cooperative);
+      Policy::block_threads, INT_MAX, capacity, cooperative,
+      scan_agent<Policy, InputIt, OutputIt, T, Op>::parked_bytes);
 }
 
 // Temp storage: [alignment slack][tile states].
@@ -84,7 +85,10 @@ template <class Policy, class InputIt, class OutputIt, class T, class Op>
   const dim3 grid_dim(static_cast<unsigned>(grid));
   const dim3 block_dim(Policy::block_threads);
   if (mode == scan_mode::cooperative) {
-    return detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params);
+    // Only this mode parks tiles in (dynamic) shared memory; the others launch without it.
+    return detail::launch_cooperative_smem(kernel, static_cast<int>(grid), Policy::block_threads,
+                                           scan_agent<Policy, InputIt, OutputIt, T, Op>::parked_bytes, stream,
+                                           params);
   }
   if (mode == scan_mode::tickets) SCANLAB_TRY(state.reset(stream));
   kernel<<<grid_dim, block_dim, 0, stream>>>(params);

@@ -10,9 +10,9 @@
 //
 // Inside a tile: each chunk is scanned serially, each slot v across the warp with
 // shuffles, slots in order, warps in order (block_scan::scan_warp_totals). Every item's
-// result is  E op W op S_0 op ... op S_{v-1} op L op local  with E the tile's exclusive
-// prefix, W the earlier warps, S the earlier slots of this warp, L the earlier lanes of
-// this slot. Across tiles, E is the canonical prefix of device/tile_state.cuh (windows of
+// result is  E op (((W op S_0 op ... op S_{v-1}) op L) op local)  with E the tile's
+// exclusive prefix, W the earlier warps, S the earlier slots of this warp, L the earlier
+// lanes of this slot: the tile-local result is complete before E is known. Across tiles, E is the canonical prefix of device/tile_state.cuh (windows of
 // 32 tiles), seeded with init for exclusive scans: init op E. All groupings are fixed by
 // the tile boundaries, so the same input gives the same bits in every launch mode.
 //
@@ -22,9 +22,11 @@
 //                 b, b + G, ... Round one: each block resets its tiles' states, scans tile b
 //                 and publishes its aggregate; one grid-wide barrier; then every aggregate
 //                 of round one is there, and each block computes its prefix with one round
-//                 of parallel loads. Later tiles use the look-back. One launch, no
-//                 initialisation kernel. With Prefetch, the next tile's loads are in flight
-//                 while the current tile looks back and is stored.
+//                 of parallel loads. Later tiles use the look-back, deferred by one step:
+//                 a tile parks its local results in shared memory and looks back only
+//                 after the block has scanned its next tile and published that aggregate
+//                 (see run_cooperative). One launch, no initialisation kernel. With
+//                 Prefetch, the next tile's loads are in flight during all of this.
 //   tickets       fallback where cooperative launch is unavailable: tile states reset by a
 //                 memset before the launch, tiles claimed in order from an atomic counter.
 #pragma once
@@ -102,6 +104,13 @@ struct scan_agent {
   // grid larger than that (never on current GPUs) uses the look-back for the rest.
   static constexpr int max_round_windows = 64;
 
+  // A parked tile (cooperative mode only, so it lives in dynamic shared memory that the
+  // other modes do not ask for): [chunk][16-byte word][thread], or [chunk][item][thread]
+  // for types that 16-byte words do not cover exactly.
+  static constexpr bool park_vectors = vector_io_type<T>;
+  static constexpr std::size_t parked_bytes =
+      park_vectors ? sizeof(uint4) * V * vectors_per_chunk * block_threads : sizeof(raw_slot<T>) * V * C * block_threads;
+
   struct temp_storage {
     typename block_scan_t::temp_storage scan;
     raw_slot<T> tile_prefix;
@@ -113,19 +122,19 @@ struct scan_agent {
 
   const params_t& p;
   temp_storage& s;
+  unsigned char* const parked;  // parked_bytes of dynamic shared memory (cooperative mode)
   const int warp;
   const int lane;
 
   T x[V][C];          // the thread's items
   T lane_prefix[V];   // per slot: earlier lanes' total (lane > 0)
   T slot_total[V];    // per slot: the warp's total
-  T warp_prefix;      // earlier warps' total (warp > 0)
-  bool has_warp_prefix = false;
   T aggregate;        // the tile's total
 
-  __device__ scan_agent(const params_t& params, temp_storage& storage)
+  __device__ scan_agent(const params_t& params, temp_storage& storage, unsigned char* parked_storage)
       : p(params),
         s(storage),
+        parked(parked_storage),
         warp(static_cast<int>(threadIdx.x / 32)),
         lane(static_cast<int>(threadIdx.x % 32)) {}
 
@@ -169,44 +178,72 @@ struct scan_agent {
     }
   }
 
-  __device__ void store(std::int64_t tile) const {
+  // Chunk v of the thread's items in a tile (the same positions load() reads).
+  __device__ void store_chunk(std::int64_t tile, int v, const T (&chunk)[C]) const {
     const std::int64_t tile_base = tile * tile_items;
-    const std::int64_t base = tile_base + warp * warp_items + lane * C;
+    const std::int64_t base = tile_base + warp * warp_items + v * 32 * C + lane * C;
     if (tile_base + tile_items <= p.n) {
       if constexpr (can_vector_store) {
         if (p.vector_store) {
           uint4* target = reinterpret_cast<uint4*>(p.out + base);
+          uint4 raw[vectors_per_chunk];
+          std::memcpy(raw, chunk, sizeof(chunk));
 #pragma unroll
-          for (int v = 0; v < V; ++v) {
-            uint4 raw[vectors_per_chunk];
-            std::memcpy(raw, x[v], sizeof(x[v]));
-#pragma unroll
-            for (int q = 0; q < vectors_per_chunk; ++q) target[v * 32 * vectors_per_chunk + q] = raw[q];
-          }
+          for (int q = 0; q < vectors_per_chunk; ++q) target[q] = raw[q];
           return;
         }
       }
 #pragma unroll
-      for (int v = 0; v < V; ++v) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) p.out[base + v * 32 * C + c] = x[v][c];
-      }
+      for (int c = 0; c < C; ++c) p.out[base + c] = chunk[c];
       return;
     }
 #pragma unroll
-    for (int v = 0; v < V; ++v) {
+    for (int c = 0; c < C; ++c) {
+      if (base + c < p.n) p.out[base + c] = chunk[c];
+    }
+  }
+
+  // ---- a tile waiting for its prefix, parked in shared memory ----
+  // Each thread parks and unparks only its own chunks (no barrier needed between the
+  // two), laid out [chunk][thread] so a warp touches consecutive 16-byte words.
+
+  __device__ uint4& parked_vector(int v, int q) const {
+    return reinterpret_cast<uint4*>(parked)[(v * vectors_per_chunk + q) * block_threads + threadIdx.x];
+  }
+  __device__ raw_slot<T>& parked_item(int v, int c) const {
+    return reinterpret_cast<raw_slot<T>*>(parked)[(v * C + c) * block_threads + threadIdx.x];
+  }
+
+  __device__ void park(int v, const T (&chunk)[C]) {
+    if constexpr (park_vectors) {
+      uint4 raw[vectors_per_chunk];
+      std::memcpy(raw, chunk, sizeof(chunk));
 #pragma unroll
-      for (int c = 0; c < C; ++c) {
-        const std::int64_t i = base + v * 32 * C + c;
-        if (i < p.n) p.out[i] = x[v][c];
-      }
+      for (int q = 0; q < vectors_per_chunk; ++q) parked_vector(v, q) = raw[q];
+    } else {
+#pragma unroll
+      for (int c = 0; c < C; ++c) parked_item(v, c).store(chunk[c]);
+    }
+  }
+
+  __device__ void unpark(int v, T (&chunk)[C]) const {
+    if constexpr (park_vectors) {
+      uint4 raw[vectors_per_chunk];
+#pragma unroll
+      for (int q = 0; q < vectors_per_chunk; ++q) raw[q] = parked_vector(v, q);
+      std::memcpy(chunk, raw, sizeof(chunk));
+    } else {
+#pragma unroll
+      for (int c = 0; c < C; ++c) chunk[c] = parked_item(v, c).load();
     }
   }
 
   // ---- inside the tile ----
 
-  // Everything that does not need the tile's prefix: chunk scans, slot scans, warp and
-  // block totals. Ends with `aggregate` set on every thread (one __syncthreads inside).
+  // Everything that does not need the tile's prefix: x becomes the tile-local scan
+  // (inclusive, or exclusive for exclusive scans) and `aggregate` the tile's total, on
+  // every thread (one __syncthreads inside). For an exclusive scan the tile's first item
+  // has no local value: finish() gives it the prefix alone.
   __device__ void scan_local() {
     const Op& op = p.op;
 #pragma unroll
@@ -223,7 +260,25 @@ struct scan_agent {
     T warp_total = slot_total[0];
 #pragma unroll
     for (int v = 1; v < V; ++v) warp_total = op(warp_total, slot_total[v]);
-    has_warp_prefix = block_scan_t(s.scan).scan_warp_totals(warp_total, op, warp_prefix, aggregate);
+    T warp_prefix;
+    const bool has_warp_prefix = block_scan_t(s.scan).scan_warp_totals(warp_total, op, warp_prefix, aggregate);
+
+    // Each chunk's local prefix: earlier warps, earlier slots of this warp, earlier lanes.
+    maybe<T> running{warp_prefix, has_warp_prefix};
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      maybe<T> r = running;
+      if (lane != 0) r = then(r, lane_prefix[v], op);
+      if (p.exclusive) {
+#pragma unroll
+        for (int c = C - 1; c > 0; --c) x[v][c] = r.valid ? op(r.value, x[v][c - 1]) : x[v][c - 1];
+        if (r.valid) x[v][0] = r.value;  // else: the tile's first item
+      } else if (r.valid) {
+#pragma unroll
+        for (int c = 0; c < C; ++c) x[v][c] = op(r.value, x[v][c]);
+      }
+      if (v + 1 < V) running = then(running, slot_total[v], op);
+    }
   }
 
   // The tile's prefix as used for its items: init op E for exclusive scans (init alone
@@ -240,33 +295,30 @@ struct scan_agent {
     return m;
   }
 
-  // Applies the tile's prefix (if any) and turns x into the outputs.
-  __device__ void finish(maybe<T> running) {
-    const Op& op = p.op;
-    if (has_warp_prefix) running = then(running, warp_prefix, op);
+  // Chunk v of a locally scanned tile becomes output: the seeded prefix (if any) op each item.
+  __device__ void finish(int v, T (&chunk)[C], const maybe<T>& seed) const {
+    if (!seed.valid) return;  // inclusive tile 0
 #pragma unroll
-    for (int v = 0; v < V; ++v) {
-      maybe<T> r = running;
-      if (lane != 0) r = then(r, lane_prefix[v], op);
-      if (p.exclusive) {  // r exists: the scan is seeded with init
-#pragma unroll
-        for (int c = C - 1; c > 0; --c) x[v][c] = op(r.value, x[v][c - 1]);
-        x[v][0] = r.value;
-      } else if (r.valid) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) x[v][c] = op(r.value, x[v][c]);
-      }
-      if (v + 1 < V) running = then(running, slot_total[v], op);
-    }
+    for (int c = 0; c < C; ++c) chunk[c] = p.op(seed.value, chunk[c]);
+    if (p.exclusive && threadIdx.x == 0 && v == 0) chunk[0] = seed.value;  // the tile's first item
   }
 
-  // Broadcasts warp 0's prefix (valid for tile > 0) to the block, then finishes and stores.
-  __device__ void finish_with_shared_prefix(std::int64_t tile) {
-    __syncthreads();
+  // The seeded prefix of `tile` from shared memory (warp 0 wrote it before a barrier).
+  __device__ maybe<T> shared_seed(std::int64_t tile) const {
     T prefix;
     if (tile > 0) prefix = s.tile_prefix.load();
-    finish(seeded(tile > 0, prefix));
-    store(tile);
+    return seeded(tile > 0, prefix);
+  }
+
+  // Broadcasts warp 0's prefix (valid for tile > 0) to the block, then finishes and stores x.
+  __device__ void finish_with_shared_prefix(std::int64_t tile) {
+    __syncthreads();
+    const maybe<T> seed = shared_seed(tile);
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      finish(v, x[v], seed);
+      store_chunk(tile, v, x[v]);
+    }
   }
 
   // ---- single_block: the canonical prefix from shared memory ----
@@ -298,6 +350,12 @@ struct scan_agent {
   }
 
   // ---- cooperative ----
+  // Round one is finished at once (its prefixes need no waiting after the grid barrier).
+  // Every later tile is deferred by one step: it is scanned and publishes its aggregate,
+  // then parks in shared memory while the block scans the next tile and publishes that
+  // aggregate too; only then does warp 0 look back for the parked tile. So a look-back
+  // finds the aggregates of the tiles before it published a whole step earlier and
+  // seldom waits, and the blocks of a round do not wait for the slowest of them.
   __device__ void run_cooperative() {
     const std::int64_t grid = gridDim.x;
     const std::int64_t block = blockIdx.x;
@@ -317,6 +375,10 @@ struct scan_agent {
     cooperative_groups::this_grid().sync();
     round_one_prefix(block);
     finish_with_shared_prefix(tile);
+
+    bool parked = false;  // a tile waits in shared memory (uniform across the block)
+    std::int64_t parked_tile = 0;
+    T parked_aggregate;  // its total (warp 0 needs it for the look-back)
     for (tile += grid; tile < p.num_tiles; tile += grid) {
       if constexpr (Policy::prefetch) {
         copy(next, x);
@@ -328,8 +390,40 @@ struct scan_agent {
       if constexpr (Policy::prefetch) {
         if (tile + grid < p.num_tiles) load(next, tile + grid);
       }
-      if (warp == 0) look_back(tile);
-      finish_with_shared_prefix(tile);
+      if (parked && warp == 0) look_back(parked_tile, parked_aggregate);
+      // Publishes the prefix, and keeps the next scan_local's writes to the shared warp
+      // totals after every warp has read this tile's.
+      __syncthreads();
+      if (parked) {
+        const maybe<T> seed = shared_seed(parked_tile);
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          T chunk[C];
+          unpark(v, chunk);
+          finish(v, chunk, seed);
+          store_chunk(parked_tile, v, chunk);
+          park(v, x[v]);
+        }
+      } else {
+#pragma unroll
+        for (int v = 0; v < V; ++v) park(v, x[v]);
+      }
+      parked = true;
+      parked_tile = tile;
+      parked_aggregate = aggregate;
+    }
+    if (parked) {
+      __syncthreads();  // every warp has read the last prefix before warp 0 writes the next
+      if (warp == 0) look_back(parked_tile, parked_aggregate);
+      __syncthreads();
+      const maybe<T> seed = shared_seed(parked_tile);
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        T chunk[C];
+        unpark(v, chunk);
+        finish(v, chunk, seed);
+        store_chunk(parked_tile, v, chunk);
+      }
     }
   }
 
@@ -342,9 +436,9 @@ struct scan_agent {
   }
 
   // Warp 0: the tile's canonical prefix into shared memory (tile > 0).
-  __device__ void look_back(std::int64_t tile) {
+  __device__ void look_back(std::int64_t tile, const T& tile_aggregate) {
     if (tile == 0) return;
-    const T prefix = p.state.exclusive_prefix(tile, aggregate, p.op);
+    const T prefix = p.state.exclusive_prefix(tile, tile_aggregate, p.op);
     if (lane == 0) s.tile_prefix.store(prefix);
   }
 
@@ -358,7 +452,7 @@ struct scan_agent {
     const std::int64_t window = tile / window_tiles;
     const int position = static_cast<int>(tile % window_tiles);
     if (window > max_round_windows) {  // beyond what one round is sized for: plain look-back
-      if (warp == 0) look_back(tile);
+      if (warp == 0) look_back(tile, aggregate);
       return;
     }
     // Two windows per warp per round trip (enough for every resident grid of today's GPUs
@@ -414,7 +508,7 @@ struct scan_agent {
           p.state.publish_aggregate(tile, aggregate);
           s.next_tile = p.state.claim_tile();
         }
-        look_back(tile);
+        look_back(tile, aggregate);
       }
       finish_with_shared_prefix(tile);
     }
@@ -426,7 +520,8 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
     scan_tiles_kernel(const __grid_constant__ scan_params<InputIt, OutputIt, T, Op> params) {
   using agent_t = scan_agent<Policy, InputIt, OutputIt, T, Op>;
   __shared__ typename agent_t::temp_storage storage;
-  agent_t agent(params, storage);
+  extern __shared__ uint4 scan_parked_storage[];  // agent_t::parked_bytes in cooperative mode, else none
+  agent_t agent(params, storage, reinterpret_cast<unsigned char*>(scan_parked_storage));
   switch (params.mode) {
     case scan_mode::single_block:
       agent.run_single();

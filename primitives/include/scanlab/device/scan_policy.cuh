@@ -6,25 +6,26 @@
 // shared-memory transpose).
 //
 // Why these numbers (H100 SXM, CUDA 13.0, int32 inclusive sum, median of 20 with the L2
-// flushed, microseconds; CUB's InclusiveSum: 8.5 / 12.6 / 64.2 / 876 at the same sizes):
+// flushed, microseconds, with the deferred look-back of scan_kernel.cuh; CUB's
+// InclusiveSum: 8.4 / 12.4 / 64.4 / 223 / 877 at the same sizes):
 //
-//   threads x items, blocks/SM, prefetch   2^16    2^20   2^24+12345    2^28
-//   256 x 32, 2, yes   (chosen)             7.2     9.9      67.6       1002   (float: 963)
-//   256 x 16, 3, yes                        6.7    10.0      73.8       1089   (float: 1010)
-//   256 x 24, 2, yes                        7.2    10.1      74.7       1128
-//   128 x 16, 6, yes                        6.3    10.5      76.9       1149
-//   256 x 16, 4, no                         6.5     9.8      79.7       1157
-//   256 x  8, 6, yes                        6.6    11.3      99.1       1483   (an earlier run)
+//   threads x items, blocks/SM, prefetch   2^16   2^20  2^24+12345   2^26    2^28
+//   256 x 32, 2, yes   (chosen)             6.7    9.6     54.1      192.4   750.5 (float 746.5)
+//   128 x 32, 4, yes                        6.4    9.6     53.7      194.6   760.2
+//   256 x 32, 3, no                         6.6    9.7     56.1      194.8   753.5
+//   256 x 24, 2, yes                        7.2   10.0     54.7      196.3   764.0
+//   256 x 16, 3, yes                        6.4    9.9     55.4      198.0   772.7
+//   512 x 16, 2, yes                        7.0   10.5     58.5      206.0   796.4
 //
 //   * The scan is memory-bound: a thread has tens of instructions per item to spend, so
 //     what matters is bytes in flight (Little's law: ~3 TB/s x ~1 us = ~3 MB, ~23 KB per
-//     SM) and how long a block idles while it looks back.
-//   * Prefetch (the next tile's loads issued before the look-back) is worth ~10% at large
-//     sizes; it doubles the item registers, hence 2 blocks of 256 (128 registers each).
-//   * 128 bytes per thread (eight 16-byte loads) and 256 threads: 32 KB tiles, half as
-//     many look-backs as 16 KB tiles; the price is ~0.5 us at 2^16, still well ahead of CUB.
-//     What was tried and did not help (tile state, look-back, shared-memory staging) is
-//     in primitives/docs/scan.md.
+//     SM) and that no block idles on its look-back (the deferral takes care of that:
+//     before it, 256 x 32 took 1002 us and 256 x 16 1089 us at 2^28).
+//   * Prefetch (the next tile's loads issued before the look-back) doubles the item
+//     registers, hence 2 blocks of 256 (128 registers each); the parked tile lives in
+//     shared memory (32 KB per block).
+//   * 128 bytes per thread (eight 16-byte loads) and 256 threads: 32 KB tiles; the shapes
+//     are now within 6 % of each other at 2^28 and the big tiles still lead.
 //   * Other element sizes keep the same bytes per thread (an 8-byte type: 16 items).
 //     Types that are not a divisor or multiple of 16 bytes (e.g. 12-byte structs) use
 //     element-wise loads.
