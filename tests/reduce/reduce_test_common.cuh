@@ -263,6 +263,9 @@ std::vector<std::int64_t> production_sizes(std::uint64_t seed) {
   const std::int64_t single_round =
       scanlab::detail::tile_items<scanlab::detail::reduce_policy_sm90::single_block, const T*>();
   for (std::int64_t d : {-1, 0, 1}) sizes.push_back(single_round + d);
+  // The one-round tile kernel's limit (small inputs).
+  const std::int64_t one_tile = scanlab::detail::tile_kernel_items<scanlab::detail::reduce_policy_sm90::tile, const T*>();
+  for (std::int64_t d : {-1, 0, 1}) sizes.push_back(one_tile + d);
   const std::int64_t grid_tile = production_grid_tile<T>();
   for (std::int64_t s : boundary_sizes(grid_tile, 7)) sizes.push_back(s);
   const std::int64_t wave = std::int64_t{sm_count()} * scanlab::detail::reduce_policy_sm90::blocks_per_sm * grid_tile;

@@ -29,9 +29,11 @@
 //    off with scalar loads; any pointer aligned to its element type works); other
 //    iterators (counting_iterator, transform_iterator, ...) take a scalar path.
 //
-// Launches. n up to two single-block tiles (512 threads x 8 16-byte vectors, twice:
-// 128 KB) is one single-block kernel. Anything larger is ONE cooperative launch of a
-// grid of one resident wave: every block reduces a contiguous share to a partial in
+// Launches. n up to 16 KB (one tile of 256 threads x 4 16-byte vectors) is one
+// straight-line single-block kernel that issues every load at once; n up to two
+// single-block tiles (512 threads x 8 16-byte vectors, twice: 128 KB) is one looping
+// single-block kernel. Anything larger is ONE cooperative launch of a grid of one
+// resident wave: every block reduces a contiguous share to a partial in
 // temp storage, the grid meets at a grid-wide barrier, and block 0 reduces the
 // partials. Why cooperative rather than "the last block to arrive finishes": the
 // last-block pattern needs an arrival counter that reads 0 at the start of every
@@ -90,14 +92,20 @@ cudaError_t dispatch_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in,
   if (n < 0) return cudaErrorInvalidValue;
 
   // Small n: one block, one launch, no temp storage used (1 byte is still asked for,
-  // so that the caller's allocation is never a null pointer).
+  // so that the caller's allocation is never a null pointer). Up to one tile of the
+  // small shape, a straight-line kernel; up to single_block_items, a looping one.
+  using tile = typename Policy::tile;
   using single = typename Policy::single_block;
   if (n <= single_block_items<single, InputIt>()) {
     if (d_temp == nullptr) {
       temp_bytes = 1;
       return cudaSuccess;
     }
-    reduce_single_block_kernel<single><<<1, single::threads, 0, stream>>>(d_in, n, d_out, init, op, tf);
+    if (n <= tile_kernel_items<tile, InputIt>()) {
+      reduce_tile_kernel<tile><<<1, tile::threads, 0, stream>>>(d_in, n, d_out, init, op, tf);
+    } else {
+      reduce_single_block_kernel<single><<<1, single::threads, 0, stream>>>(d_in, n, d_out, init, op, tf);
+    }
     SCANLAB_TRY_LAUNCH();
     return cudaSuccess;
   }

@@ -175,6 +175,112 @@ __device__ __forceinline__ void reduce_partials(const T* partials, int count, Ou
   if (threadIdx.x == 0) *out = op(init, total);
 }
 
+// ---- The smallest inputs: one tile, one block, one memory round trip ----
+//
+// Why a kernel of its own rather than the single-block kernel below with one round: at
+// these sizes the time is the launch, the fetch of the kernel's code (cold after other
+// work) and ONE DRAM round trip for the data; anything the block executes before its
+// loads are issued, or between them and the store, adds directly to it. So: 32-bit
+// indices, the head/body/tail split of vector_io.cuh done in 32 bits, all loads
+// predicated and issued together at constant offsets from one base pointer, no loop
+// and no branch before the loads (see reduce_policy.cuh for the measurements).
+
+// Pointer inputs whose every pointer is element-aligned (alignof == sizeof: all
+// arithmetic types) take the vector path with no run-time alignment check; other
+// inputs (iterators, structs that may straddle a vector) load one element at a time.
+template <class InputIt>
+inline constexpr bool tile_vectorized_v =
+    is_vectorizable_input_v<InputIt> && alignof(input_value_t<InputIt>) == sizeof(input_value_t<InputIt>);
+
+// The largest n one tile of Shape takes: threads x vectors_per_thread 16-byte vectors
+// (plus the head and tail scalars around them), or threads x scalar_items_per_thread.
+template <class Shape, class InputIt>
+constexpr std::int64_t tile_kernel_items() {
+  if constexpr (tile_vectorized_v<InputIt>) {
+    return std::int64_t{Shape::threads} * Shape::vectors_per_thread * vector_items<input_value_t<InputIt>>;
+  } else {
+    return std::int64_t{Shape::threads} * Shape::scalar_items_per_thread;
+  }
+}
+
+// Thread t's units t, t + Threads, ..., t + (Count - 1) * Threads below `units`; load(k)
+// fetches the thread's k-th unit, to_value turns it into one T. Every load is issued
+// before any is combined. Returns false when the thread has no unit (acc untouched).
+template <int Threads, int Count, class T, class Op, class Load, class ToValue>
+__device__ __forceinline__ bool tile_thread_reduce(int units, Op op, Load load, ToValue to_value, T& acc) {
+  using Raw = decltype(load(0));
+  const int t = static_cast<int>(threadIdx.x);
+  Raw raw[Count];
+#pragma unroll
+  for (int k = 0; k < Count; ++k) {
+    if (t + k * Threads < units) raw[k] = load(k);
+  }
+  if (t >= units) return false;
+  T value = to_value(raw[0]);
+#pragma unroll
+  for (int k = 1; k < Count; ++k) {
+    if (t + k * Threads < units) value = op(value, to_value(raw[k]));
+  }
+  acc = value;
+  return true;
+}
+
+// *out = op(init, in[0] op ... op in[n - 1]) by one block of Shape::threads threads,
+// n <= tile_kernel_items<Shape, InputIt>() (n == 0 writes init). Vector path: thread t
+// takes vectors t, t + threads, ... of the aligned body, and the head and tail
+// scalars t (fewer than a vector's worth each); the holders are a prefix of the block.
+template <class Shape, class InputIt, class OutputIt, class T, class Op, class Tf>
+__device__ __forceinline__ void reduce_tile(InputIt in, int n, OutputIt out, T init, Op op, Tf tf) {
+  constexpr int threads = Shape::threads;
+  using U = input_value_t<InputIt>;
+  __shared__ typename block_reduce<T, threads>::temp_storage storage;
+  const int t = static_cast<int>(threadIdx.x);
+  auto convert = [&](const U& x) -> T { return static_cast<T>(tf(x)); };
+  T acc;
+  int num_valid;
+  if constexpr (tile_vectorized_v<InputIt>) {
+    constexpr int vi = vector_items<U>;
+    const int misalignment = static_cast<int>(reinterpret_cast<std::uintptr_t>(in) % vector_bytes);
+    const int head = min(n, misalignment == 0 ? 0 : (vector_bytes - misalignment) / static_cast<int>(sizeof(U)));
+    const int vectors = (n - head) / vi;
+    const int tail = n - head - vectors * vi;
+    const U* first = in + head + t * vi;  // this thread's first vector; the others at constant offsets
+    U head_item{}, tail_item{};
+    if (t < head) head_item = in[t];
+    if (t < tail) tail_item = in[n - tail + t];
+    bool has = tile_thread_reduce<threads, Shape::vectors_per_thread, T>(
+        vectors, op, [&](int k) { return load_vector(first + k * threads * vi); },
+        [&](const vector16<U>& vec) {
+          T values[vi];
+#pragma unroll
+          for (int m = 0; m < vi; ++m) values[m] = convert(vec.items[m]);
+          return tree_reduce(values, op);
+        },
+        acc);
+    if (t < head) fold_into(acc, has, convert(head_item), op);
+    if (t < tail) fold_into(acc, has, convert(tail_item), op);
+    num_valid = max(max(min(vectors, threads), head), tail);
+  } else {
+    tile_thread_reduce<threads, Shape::scalar_items_per_thread, T>(
+        n, op, [&](int k) { return convert(in[t + k * threads]); }, [](const T& x) { return x; }, acc);
+    num_valid = min(n, threads);
+  }
+  if (num_valid == 0) {  // n == 0 (block-uniform)
+    if (t == 0) *out = init;
+    return;
+  }
+  const T total = block_reduce<T, threads>(storage).reduce(acc, op, num_valid);
+  if (t == 0) *out = op(init, total);
+}
+
+template <class Shape, class InputIt, class OutputIt, class T, class Op, class Tf>
+__global__ void __launch_bounds__(Shape::threads)
+    reduce_tile_kernel(InputIt in, std::int64_t n, OutputIt out, T init, Op op, Tf tf) {
+  reduce_tile<Shape>(in, static_cast<int>(n), out, init, op, tf);  // the host checked n <= one tile
+}
+
+// ---- Larger inputs ----
+
 // n small enough for one block (Policy is the single-block shape: one tile of it):
 // the whole reduction in one block, one launch. n == 0 writes init.
 template <class Policy, class InputIt, class OutputIt, class T, class Op, class Tf>

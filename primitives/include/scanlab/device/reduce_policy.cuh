@@ -36,11 +36,41 @@ namespace scanlab::detail {
 //     2^16    7.25   5.98    6.43    5.78   6.30    6.46    7.55  11.01
 //   512 x 8 is the best shape up to 2^14 (one memory round trip for 64 KB) and still
 //   beats the grid at 2^15 in two rounds; at 2^16 the grid wins.
+// tile: inputs up to 16 KB (256 threads x 4 vectors: 2^12 int32) go to a separate
+//   straight-line kernel (reduce_tile_kernel: one round, 32-bit indices, every load
+//   issued at once). The looping single-block kernel lost to CUB exactly where CUB is
+//   at its best, 2^12 int32 = one full CUB tile (256 x 16 items): 4.4 vs 4.0 us.
+//   Profiled (ncu, 2^12 int32, caches flushed): the looping kernel runs 3,684 warp
+//   instructions in 3.81 us, CUB's 442 in 3.42 us, the tile kernel 908 in 3.17 us.
+//   Measured on the H100 (int32 sum, median of 61, L2 flushed by a 2 x L2 memset
+//   before each run, variants interleaved; microseconds; an empty kernel: 3.1):
+//       n      CUB   looping  128x8  256x2  256x4  256x8  512x2  512x4
+//     2^10    4.96    4.29    3.94   3.78   3.97   3.97   3.81   3.78
+//     2^11    5.31    4.45    3.94   3.81   3.97   3.97   3.94   3.81
+//     2^12    3.97    4.45    3.94    -     3.97   3.97   3.97   3.94
+//     2^13    6.66    4.42     -      -      -     4.10    -     3.97
+//   (float32: the same picture, 2^12: CUB 4.16, looping 4.67, 256x4 4.19.) At 2^12
+//   every one-round shape ties CUB: the time is the launch, the code fetch and one
+//   DRAM round trip (just after the flush's write-backs) for the data, which no
+//   kernel shape changes; the shapes differ by less than the timer's ~0.16 us steps.
+//   Among the shapes that take 2^12 in one round, 256 x 4 keeps 32 registers (128 x 8
+//   needs 56) and 8 warps to combine (512 x 2 has 16). The preferred
+//   shared-memory carveout (tried at 0, 25, 50 and 100 %) and __launch_bounds__ with
+//   one block per SM made no difference; a cluster of 2 to 8 blocks sharing the tile
+//   through distributed shared memory was slower (4.3-4.6 us at 2^12): its launch and
+//   barrier cost more than the extra SMs' bandwidth saves. scanlab-bench reduce
+//   (median of 20): 2^10 int32 3.79 vs CUB 4.53 us, 2^12 int32 3.97 vs 3.94, float
+//   4.11 vs 4.03 (the looping kernel: 4.4 and 4.6).
 struct reduce_policy_sm90 {
   static constexpr int threads = 512;
   static constexpr int vectors_per_thread = 4;
   static constexpr int scalar_items_per_thread = 8;
   static constexpr int blocks_per_sm = 2;
+  struct tile {  // one round: n <= threads x vectors_per_thread vectors (16 KB)
+    static constexpr int threads = 256;
+    static constexpr int vectors_per_thread = 4;
+    static constexpr int scalar_items_per_thread = 16;
+  };
   struct single_block {
     static constexpr int threads = 512;
     static constexpr int vectors_per_thread = 8;
