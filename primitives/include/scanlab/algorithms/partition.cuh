@@ -101,7 +101,7 @@ template <class Policy = void, class InputIt, class OutputIt, class Pred>
                                            OutputIt d_rejected, std::int64_t* d_num_selected, std::int64_t n,
                                            Pred pred, two_way_layout layout, cudaStream_t stream) {
   using T = value_of<InputIt>;
-  using policy = std::conditional_t<std::is_void_v<Policy>, default_partition_policy<T>, Policy>;
+  using policy = std::conditional_t<std::is_void_v<Policy>, default_two_way_policy<T>, Policy>;
   if (n < 0) return cudaErrorInvalidValue;
   const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, policy::tile_items);
   const bool narrow = n <= static_cast<std::int64_t>(UINT32_MAX);

@@ -12,13 +12,18 @@
 //   3. rank     with ballots: for item k, the items of class c before it in its warp are the
 //               earlier slots' counts plus popc(ballot_k(c) & lanes below); warp counts go
 //               through shared memory (no block-wide scan is needed);
-//   4. look-back (warp 0): the tile publishes its counts and gets the counts of all tiles
-//               before it (two-way: one count, the selected; the rejected before the tile are
-//               tile_start - selected. Three-way: (less, equal) in one 16-byte value; the
-//               greater are tile_start - less - equal). Meanwhile the other warps
+//   4. publish  the tile's counts on the tile state, and
 //   5. compact  the tile in shared memory: [class 0 | class 1 | class 2], each in input order;
 //   6. store    from shared memory, consecutive threads to consecutive addresses: each
-//               class's run of the tile goes to one contiguous range of the output.
+//               class's run of the tile goes to one contiguous range of the output, once
+//               warp 0 has looked back for the tile: it gets the counts of all tiles before
+//               it (two-way: one count, the selected; the rejected before the tile are
+//               tile_start - selected. Three-way: (less, equal) in one 16-byte value; the
+//               greater are tile_start - less - equal).
+// The two-way kernel defers step 6 by one tile (the production scan's deferred look-back):
+// the compacted tile waits in shared memory while the block does steps 1-5 for its next
+// tile, so its look-back finds the counts before it already published. The three-way
+// kernel (also the quicksort's, over many segments) still looks back at once.
 //
 // Where the classes go (tile_start - prefix = the count of that class before the tile):
 //   two-way, one output      selected  out[S + j]            (in order)
@@ -58,17 +63,26 @@ struct partition_policy {
 };
 
 // sm_90: 256 threads, 64 bytes per thread (16 four-byte or 8 eight-byte items), as the
-// production scan. The tile goes through shared memory once (the compaction), so a block
-// needs 16 KB of it; four blocks per SM keep 64 KB of loads in flight per SM.
+// production scan. Three-way (and the quicksort's levels): the tile goes through shared
+// memory once (16 KB); four blocks per SM keep 64 KB of loads in flight per SM.
+// Two-way: a block holds two compacted tiles (the deferred look-back: 32 KB). H100,
+// uint32, 2^28, two-way partition, ms (CUB DevicePartition::If: 0.987; before the
+// deferred look-back: 1.676 at 256 x 16, 4/SM):
+//   256 x 16, 3/SM (chosen) 1.203    256 x 16, 4/SM 1.380    256 x 16, 2/SM 1.371
+//   256 x 20, 2/SM          1.214    384 x 12, 2/SM 1.268    128 x 16, 8/SM 1.393
+//   512 x  8, 2/SM          1.376
 template <class T>
 struct partition_tuning_sm90 {
   static constexpr int raw_items = static_cast<int>(64 / sizeof(T));
   static constexpr int items = raw_items < 1 ? 1 : (raw_items > 16 ? 16 : raw_items);
   using policy = partition_policy<256, items, sizeof(T) <= 4 ? 4 : 3>;
+  using two_way_policy = partition_policy<256, items, 3>;
 };
 
 template <class T>
 using default_partition_policy = typename partition_tuning_sm90<T>::policy;
+template <class T>
+using default_two_way_policy = typename partition_tuning_sm90<T>::two_way_policy;
 
 // ---- counts carried through the look-back ---------------------------------------------
 
@@ -176,6 +190,14 @@ struct partition_params {
   device::tile_state<Count> state;
 };
 
+// The deferred look-back (as the production scan's, device/scan_kernel.cuh): a tile is
+// ranked, publishes its count and is compacted into one of two shared-memory buffers,
+// where it waits ("parks") while the block claims, ranks, publishes and compacts its next
+// tile; only then does warp 0 look back for the parked tile, whose predecessors published
+// their counts at least a step earlier, so the look-back seldom waits. A block publishes
+// its new tile's count before it looks back for the parked one, so every count that a
+// look-back awaits belongs to a running block that publishes it without waiting first
+// (tickets are handed out in order): no deadlock.
 template <class Policy, class InputIt, class OutputIt, class Count, class Pred>
 __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm)
     partition_tiles_kernel(const __grid_constant__ partition_params<InputIt, OutputIt, Count, Pred> p) {
@@ -185,55 +207,22 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
   using ranker = tile_ranker<Policy::block_threads, items, 2>;
   __shared__ struct {
     typename ranker::temp_storage rank;
-    raw_array<T, tile_items> tile;
-    Count prefix;
+    raw_array<T, tile_items> tile[2];  // compacted tiles: the parked one and the current one
+    Count prefix;                      // the parked tile's selected before it
     std::int64_t ticket;
   } s;
 
-  for (;;) {
-    if (threadIdx.x == 0) s.ticket = p.state.claim_tile();
-    __syncthreads();
-    const std::int64_t tile = s.ticket;
-    if (tile >= p.num_tiles) return;
+  // Tile `tile` from buffer `buffer` to the output, once s.prefix holds its prefix (tile > 0)
+  // and a barrier made it and the buffer visible.
+  const auto write_out = [&](std::int64_t tile, int selected, int buffer) {
     const std::int64_t tile_start = tile * tile_items;
     const int valid = static_cast<int>(p.n - tile_start < tile_items ? p.n - tile_start : tile_items);
-
-    T x[items];
-    int slot[items];  // the class, then the slot in the compacted tile
-#pragma unroll
-    for (int k = 0; k < items; ++k) {
-      const int i = striped_index<items>(k);
-      slot[k] = -1;
-      if (i < valid) {
-        x[k] = static_cast<T>(p.in[tile_start + i]);
-        slot[k] = p.pred(x[k]) ? 0 : 1;
-      }
-    }
-    int selected = 0, unused_total = 0;
-    ranker::rank(slot, selected, unused_total, s.rank);
-
-    if (threadIdx.x < 32) {
-      Count prefix = 0;
-      if (tile == 0) {
-        if (threadIdx.x == 0) p.state.publish_aggregate(0, static_cast<Count>(selected));
-      } else {
-        device::lookback_prefix_op<Count, plus> lookback{p.state, tile, plus{}};
-        prefix = lookback(static_cast<Count>(selected));
-      }
-      if (threadIdx.x == 0) s.prefix = prefix;
-    }
-    // Compact the tile: [selected | rejected], each in input order.
-    T* buffer = s.tile.data();
-#pragma unroll
-    for (int k = 0; k < items; ++k) {
-      if (slot[k] >= 0) buffer[slot[k]] = x[k];
-    }
-    __syncthreads();
-    const auto selected_before = static_cast<std::int64_t>(s.prefix);
+    const auto selected_before = tile > 0 ? static_cast<std::int64_t>(s.prefix) : std::int64_t{0};
     const std::int64_t rejected_before = tile_start - selected_before;
     if (tile == p.num_tiles - 1 && threadIdx.x == 0) *p.num_selected = selected_before + selected;
+    const T* compacted = s.tile[buffer].data();
     for (int i = static_cast<int>(threadIdx.x); i < valid; i += Policy::block_threads) {
-      const T v = buffer[i];
+      const T v = compacted[i];
       if (i < selected) {
         p.out[selected_before + i] = v;
       } else if (p.separate_rejected) {
@@ -242,7 +231,71 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
         p.out[p.n - 1 - (rejected_before + (i - selected))] = v;
       }
     }
-    __syncthreads();  // the buffer and the ticket are reused by the next tile
+  };
+  // Warp 0: the parked tile's prefix into s.prefix.
+  const auto look_back = [&](std::int64_t tile, int selected) {
+    if (tile == 0) return;
+    const Count prefix = p.state.exclusive_prefix(tile, static_cast<Count>(selected), plus{});
+    if (threadIdx.x == 0) s.prefix = prefix;
+  };
+
+  // The items of tile `tile` (striped) into x, with their classes in slot (-1 past the end).
+  const auto load = [&](std::int64_t tile, T (&x)[items], int (&slot)[items]) {
+    const std::int64_t tile_start = tile * tile_items;
+    const int valid = static_cast<int>(p.n - tile_start < tile_items ? p.n - tile_start : tile_items);
+#pragma unroll
+    for (int k = 0; k < items; ++k) {
+      const int i = striped_index<items>(k);
+      slot[k] = -1;
+      if (i < valid) x[k] = static_cast<T>(p.in[tile_start + i]);
+    }
+  };
+
+  if (threadIdx.x == 0) s.ticket = p.state.claim_tile();
+  __syncthreads();
+  std::int64_t tile = s.ticket;
+  T x[items];
+  int slot[items];  // the class, then the slot in the compacted tile
+  if (tile < p.num_tiles) load(tile, x, slot);
+  std::int64_t parked = -1;  // the parked tile (-1: none), the same on every thread
+  int parked_selected = 0;
+  int buffer = 0;  // the current tile's buffer; the parked one is in the other
+  while (tile < p.num_tiles) {
+    const int valid = static_cast<int>(p.n - tile * tile_items < tile_items ? p.n - tile * tile_items : tile_items);
+#pragma unroll
+    for (int k = 0; k < items; ++k) {
+      if (striped_index<items>(k) < valid) slot[k] = p.pred(x[k]) ? 0 : 1;
+    }
+    int selected = 0, unused_total = 0;
+    ranker::rank(slot, selected, unused_total, s.rank);
+    // s.ticket was read by every thread before the barrier inside rank().
+    if (threadIdx.x == 0) {
+      p.state.publish_aggregate(tile, static_cast<Count>(selected));  // before the look-back below
+      s.ticket = p.state.claim_tile();
+    }
+    // Compact the tile: [selected | rejected], each in input order. Its buffer was last read
+    // by the previous iteration's write_out, before the barrier inside rank().
+    T* compacted = s.tile[buffer].data();
+#pragma unroll
+    for (int k = 0; k < items; ++k) {
+      if (slot[k] >= 0) compacted[slot[k]] = x[k];
+    }
+    if (threadIdx.x < 32 && parked >= 0) look_back(parked, parked_selected);
+    __syncthreads();
+    // The tile is in shared memory: x is free for the next tile's loads, which are in
+    // flight while the parked tile is written out (a prefetch that costs no registers).
+    const std::int64_t next = s.ticket;
+    if (next < p.num_tiles) load(next, x, slot);
+    if (parked >= 0) write_out(parked, parked_selected, buffer ^ 1);
+    parked = tile;
+    parked_selected = selected;
+    buffer ^= 1;
+    tile = next;
+  }
+  if (parked >= 0) {
+    if (threadIdx.x < 32) look_back(parked, parked_selected);
+    __syncthreads();
+    write_out(parked, parked_selected, buffer ^ 1);
   }
 }
 
