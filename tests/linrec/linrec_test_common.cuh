@@ -1,17 +1,15 @@
 // Shared bodies of the linear recurrence tests (scanlab/algorithms/linrec.cuh), one
 // translation unit per element type. Every result is checked against the sequential
 // long double reference of apps/linrec/linrec_reference.hpp (error bound
-// eps * (3 L_i + 64 S_i), see there) and CUB's generic scan is checked the same way.
+// eps * (3 L_i + 64 S_i), see there; compiled host-only, linrec_test_reference.cpp) and
+// CUB's generic scan is checked the same way.
 #pragma once
 
 #include "common/device_buffer.hpp"
 #include "common/gpu_test.hpp"
 #include "common/test_util.hpp"
 #include "linrec/linrec_cub.cuh"
-// The reference is host code in long double; nvcc warns that device code would see double.
-#pragma nv_diag_suppress 20208
-#include "linrec/linrec_reference.hpp"
-#pragma nv_diag_default 20208
+#include "linrec/linrec_test_reference.hpp"
 
 #include <scanlab/algorithms/linrec.cuh>
 #include <scanlab/error.hpp>
@@ -32,7 +30,6 @@
 namespace scanlab::test::linrec {
 
 namespace ld = scanlab::linrec_detail;
-namespace ref = scanlab::linrec_ref;
 namespace cubx = scanlab::linrec_cub;
 
 template <class T>
@@ -97,7 +94,7 @@ std::vector<T> random_states(std::int64_t batch, std::uint64_t seed) {
   return out;
 }
 
-inline std::string describe(const ref::check_result& r) {
+inline std::string describe(const reference_result& r) {
   return "checked " + std::to_string(r.checked) + ", max bound ratio " + std::to_string(r.max_bound_ratio) +
          " at " + std::to_string(r.worst_index) + ", max rel. error " + std::to_string(r.max_relative_error) +
          ", NaN/Inf mismatches " + std::to_string(r.special_mismatches) + " (first at " +
@@ -144,11 +141,11 @@ std::vector<T> run_scanlab(const Source& src, const host_problem<T>& h, const sh
 }
 
 template <class T>
-ref::operands<T> reference_operands(const host_problem<T>& h, ref::form kind = ref::form::ab, long double alpha = 0) {
-  ref::operands<T> ops;
+reference_operands_t<T> reference_operands(const host_problem<T>& h, reference_form kind = reference_form::ab, double alpha = 0) {
+  reference_operands_t<T> ops;
   ops.kind = kind;
   ops.p = view(h.p);
-  if (kind != ref::form::ema) ops.q = view(h.q);
+  if (kind != reference_form::ema) ops.q = view(h.q);
   ops.alpha = alpha;
   return ops;
 }
@@ -164,7 +161,7 @@ void check_ab(const host_problem<T>& h, const shape& s, ld::linrec_options optio
   const std::vector<T> x = run_scanlab(src, h, s, false, options);
   const auto ops = reference_operands(h);
   const bool interleaved = s.layout == batch_layout::interleaved;
-  const auto r = ref::check(ops, s.batch, s.length, interleaved, view(h.x0s), h.x0, view(x), false);
+  const auto r = reference_check(ops, s.batch, s.length, interleaved, view(h.x0s), h.x0, view(x), false);
   EXPECT_TRUE(r.pass()) << "scanlab: " << describe(r);
   if (!with_cub) return;
   device_buffer<T> d_x0s(view(h.x0s));
@@ -182,7 +179,7 @@ void check_ab(const host_problem<T>& h, const shape& s, ld::linrec_options optio
   device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes > 0 ? bytes : 1));
   SCANLAB_CHECK(cubx::solve(temp.data(), bytes, pr, d_cub.data(), nullptr));
   const std::vector<T> y = d_cub.to_host();
-  const auto rc = ref::check(ops, s.batch, s.length, interleaved, view(h.x0s), h.x0, view(y), false);
+  const auto rc = reference_check(ops, s.batch, s.length, interleaved, view(h.x0s), h.x0, view(y), false);
   EXPECT_TRUE(rc.pass()) << "CUB: " << describe(rc);
 }
 
@@ -222,7 +219,7 @@ void modes_test() {
     const ld::ab_source<T> src{d_p.data(), d_q.data()};
     const shape s{.batch = 1, .length = n};
     const std::vector<T> reference = run_scanlab(src, h, s, false);
-    const auto r = ref::check(reference_operands(h), 1, n, false, view(h.x0s), h.x0, view(reference), false);
+    const auto r = reference_check(reference_operands(h), 1, n, false, view(h.x0s), h.x0, view(reference), false);
     EXPECT_TRUE(r.pass()) << describe(r);
     for (const ld::linrec_options o :
          {ld::linrec_options{.mode = ld::linrec_mode::cooperative, .max_blocks = 2},
@@ -299,14 +296,14 @@ void forms_test() {
       {
         const ld::lambda_source<T> src{d_p.data(), d_q.data()};
         const auto x = run_scanlab(src, h, s, false);
-        const auto r = ref::check(reference_operands(h, ref::form::lambda), batch, length,
+        const auto r = reference_check(reference_operands(h, reference_form::lambda), batch, length,
                                   layout == batch_layout::interleaved, view(h.x0s), h.x0, view(x), false);
         EXPECT_TRUE(r.pass()) << "lambda form: " << describe(r);
       }
       for (T alpha : {T(0.01), T(0.5), T(1)}) {
         const ld::ema_source<T> src{d_p.data(), nullptr, alpha, T(1) - alpha};
         const auto x = run_scanlab(src, h, s, false);
-        const auto r = ref::check(reference_operands(h, ref::form::ema, static_cast<long double>(alpha)), batch,
+        const auto r = reference_check(reference_operands(h, reference_form::ema, static_cast<double>(alpha)), batch,
                                   length, layout == batch_layout::interleaved, view(h.x0s), h.x0, view(x), false);
         EXPECT_TRUE(r.pass()) << "ema alpha " << alpha << ": " << describe(r);
       }
@@ -332,7 +329,7 @@ void final_states_test() {
       const ld::ab_source<T> src{d_p.data(), d_q.data()};
       const shape s{.batch = batch, .length = length, .layout = layout, .per_sequence_x0 = true};
       const auto fin = run_scanlab(src, h, s, true);
-      const auto r = ref::check(reference_operands(h), batch, length, layout == batch_layout::interleaved,
+      const auto r = reference_check(reference_operands(h), batch, length, layout == batch_layout::interleaved,
                                 view(h.x0s), h.x0, view(fin), true);
       EXPECT_TRUE(r.pass()) << describe(r);
     }
@@ -395,7 +392,7 @@ void in_place_and_alignment_test() {
   device_buffer<T> d_x(n);
   SCANLAB_CHECK(linear_recurrence<T>(temp.data(), bytes, d_a.data(), d_b.data(), d_x.data(), n, h.x0));
   const auto expected = d_x.to_host();
-  const auto r = ref::check(reference_operands(h), 1, n, false, {}, h.x0, view(expected), false);
+  const auto r = reference_check(reference_operands(h), 1, n, false, {}, h.x0, view(expected), false);
   EXPECT_TRUE(r.pass()) << describe(r);
   // x over b
   SCANLAB_CHECK(linear_recurrence<T>(temp.data(), bytes, d_a.data(), d_b.data(), d_b.data(), n, h.x0));

@@ -21,15 +21,20 @@
 //   2. per chunk slot, a warp scan of the 32 chunk maps (lane prefixes, slot total);
 //      the slot totals folded in order give the warp total; block_scan::scan_warp_totals
 //      gives the earlier warps' map and the tile's aggregate;
-//   3. the tile's exclusive prefix map E comes from the look-back (tile_state of
-//      affine maps: the canonical, deterministic prefix);
-//   4. each chunk's prefix map inside the tile (earlier warps, slots, lanes) is formed
-//      before the look-back, so only one map per chunk stays live across it;
+//   3. each chunk's prefix map inside the tile (earlier warps, slots, lanes) is formed and
+//      folded into the chunk's first map, so the chunk alone describes everything from
+//      the tile's start to its own items; the tile publishes its aggregate and PARKS its
+//      a and b in shared memory;
+//   4. the block scans the next tile (publishing its aggregate too) and only then looks
+//      back for the parked one (tile_state of affine maps: the canonical, deterministic
+//      prefix E). Its aggregate and those before it were published a step earlier, so
+//      the look-back seldom waits: the deferred look-back of the production scan;
 //   5. the finish is done on STATES, not maps: the state entering the tile is E(.)
-//      (a constant: E always contains element 0, a reset); the state entering a chunk is
-//      its prefix map applied to it; then each chunk re-runs its own recurrence
-//      x = a x + b from there, from the a and b still in registers. So no per-element
-//      composed map is ever kept: the registers hold a and b, and x overwrites b.
+//      (a constant: E always contains element 0, a reset); each parked chunk re-runs its
+//      recurrence x = a x + b from there (its first map carries the chunk's prefix). So
+//      no per-element composed map is ever kept: the parked a and b, and x replaces b.
+// The next tile's a and b are copied to shared memory asynchronously (cp.async) while a
+// tile is scanned and the parked one finished, so no registers hold a prefetched tile.
 // Every grouping depends only on n and the tile shape: results are bitwise identical
 // from run to run, in every launch mode.
 //
@@ -51,6 +56,7 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstddef>
@@ -153,8 +159,9 @@ struct ema_source {
 // ---- tuning ----
 
 // A tile shape: threads per block, items per thread (whole 16-byte chunks), the resident
-// blocks per SM __launch_bounds__ must leave room for, and whether the next tile's loads
-// are issued before the current tile's look-back (twice the registers for items).
+// blocks per SM __launch_bounds__ must leave room for, and whether the next tile is
+// prefetched (copied asynchronously to shared memory while the current one is scanned:
+// a second tile of shared memory per block, no registers).
 template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm, bool Prefetch>
 struct linrec_policy {
   static constexpr int block_threads = BlockThreads;
@@ -165,10 +172,11 @@ struct linrec_policy {
 };
 
 // sm_90 (H100). Measured in the H100 session recorded in primitives/docs/linrec.md: see the
-// tuning table there. 64 bytes of a and 64 of b per thread, prefetch on: 2 blocks of 256.
+// tuning table there. 64 bytes of a and 64 of b per thread, prefetch on: one block of 512
+// per SM (128 registers a thread; 128 KB of shared memory: the parked and the staged tile).
 template <class T>
 struct linrec_tuning_sm90 {
-  using policy = linrec_policy<256, static_cast<int>(64 / sizeof(T)), 2, true>;
+  using policy = linrec_policy<512, static_cast<int>(64 / sizeof(T)), 1, true>;
 };
 template <class T>
 using default_linrec_policy = typename linrec_tuning_sm90<T>::policy;
@@ -217,6 +225,14 @@ struct linrec_agent {
   static constexpr std::int64_t tile_items = Policy::tile_items;
 
   struct temp_storage {
+    // The tile waiting for its prefix: the a and b of each chunk, [chunk][thread] so that
+    // a warp touches consecutive 16-byte words. Each thread parks and unparks only its
+    // own chunks, so the buffer itself needs no barrier.
+    uint4 parked_a[V][block_threads];
+    uint4 parked_b[V][block_threads];
+    // The next tile's operands, copied in asynchronously (prefetch), same layout.
+    uint4 staged_p[Policy::prefetch ? V : 1][block_threads];
+    uint4 staged_q[Policy::prefetch && Source::arrays == 2 ? V : 1][block_threads];
     typename block_scan_t::temp_storage scan;
     scan_detail::raw_slot<map_t> tile_prefix;
     std::int64_t next_tile;
@@ -229,15 +245,13 @@ struct linrec_agent {
   const int warp;
   const int lane;
 
-  T a[V][C];  // the maps of the thread's items ...
-  T b[V][C];  // ... and, after finish(), the solution x
-  // Per chunk: the map of everything in the tile before the chunk (earlier warps, earlier
-  // slots of this warp, earlier lanes of this slot), where there is anything: bit v of
-  // has_chunk_prefix. Two registers per chunk are all that stays live across the look-back.
-  map_t chunk_prefix[V];
-  unsigned has_chunk_prefix = 0;
+  T a[V][C];  // the maps of the tile being scanned (after scan_local, each chunk's first
+  T b[V][C];  // map carries everything in the tile before the chunk)
   map_t aggregate;  // the tile's map
-  std::int64_t first_position = 0;  // batched: the position of the thread's first item in its sequence
+  // The parked tile: its index and aggregate (for the look-back) in registers, its a and
+  // b in shared memory.
+  std::int64_t parked_tile = 0;
+  map_t parked_aggregate;
 
   __device__ linrec_agent(const params_t& params, temp_storage& storage)
       : p(params), s(storage), warp(static_cast<int>(threadIdx.x / 32)), lane(static_cast<int>(threadIdx.x % 32)) {}
@@ -289,32 +303,27 @@ struct linrec_agent {
     for (int v = 0; v < V; ++v) std::memcpy(to[v], &raw[v], sizeof(to[v]));
   }
 
+  // Chunk v of the thread's items in a tile (the positions load() reads): x.
   template <bool Full>
-  __device__ void store(std::int64_t tile) const {
+  __device__ void store_chunk(std::int64_t tile, int v, const T (&chunk)[C]) const {
     T* target = p.x + thread_base(tile);
     if (Full && p.vector_store) {
-#pragma unroll
-      for (int v = 0; v < V; ++v) {
-        uint4 raw;
-        std::memcpy(&raw, b[v], sizeof(raw));
-        reinterpret_cast<uint4*>(target)[v * 32] = raw;
-      }
+      uint4 raw;
+      std::memcpy(&raw, chunk, sizeof(raw));
+      reinterpret_cast<uint4*>(target)[v * 32] = raw;
       return;
     }
     const int left = Full ? static_cast<int>(tile_items) : remaining(tile);
 #pragma unroll
-    for (int v = 0; v < V; ++v) {
-#pragma unroll
-      for (int c = 0; c < C; ++c) {
-        if (Full || offset(v, c) < left) target[offset(v, c)] = b[v][c];
-      }
+    for (int c = 0; c < C; ++c) {
+      if (Full || offset(v, c) < left) target[offset(v, c)] = chunk[c];
     }
   }
 
-  // Position (in its sequence) of the first item of chunk v: first_position + v * 32 * C,
-  // reduced modulo the length.
-  __device__ std::int64_t chunk_position(int v) const {
-    const std::int64_t position = first_position + v * 32 * C;
+  // Position (in its sequence) of the first item of chunk v, given `first`, that of the
+  // thread's first item in the tile.
+  __device__ std::int64_t chunk_position(std::int64_t first, int v) const {
+    const std::int64_t position = first + v * 32 * C;
     if (p.length >= tile_items) return position >= p.length ? position - p.length : position;
     return position % p.length;
   }
@@ -329,8 +338,6 @@ struct linrec_agent {
   }
   __device__ T initial_state(std::int64_t sequence) const { return p.x0s != nullptr ? p.x0s[sequence] : p.x0; }
 
-  // Raw operands -> maps; items past the end become the identity map; the first item of
-  // each sequence becomes the constant map (0, f(x0)).
   template <bool Full>
   __device__ void prepare(const items_t& pv, const items_t& qv, std::int64_t tile) {
     const std::int64_t base = thread_base(tile);
@@ -353,10 +360,10 @@ struct linrec_agent {
       return;
     }
     if (!Full && left == 0) return;
-    first_position = base % p.length;
+    const std::int64_t first = base % p.length;
 #pragma unroll
     for (int v = 0; v < V; ++v) {
-      const std::int64_t position = chunk_position(v);
+      const std::int64_t position = chunk_position(first, v);
 #pragma unroll
       for (int c = 0; c < C; ++c) {
         if ((Full || offset(v, c) < left) && starts(position, c)) {
@@ -369,8 +376,8 @@ struct linrec_agent {
 
   // ---- inside the tile ----
 
-  // Chunk maps, slot scans, warp and block maps, each chunk's prefix map; ends with
-  // `aggregate` on every thread.
+  // Chunk maps, slot scans, warp and block maps, each chunk's prefix map folded into its
+  // first map; ends with `aggregate` on every thread.
   __device__ void scan_local() {
     const affine_then op;
     map_t lane_prefix[V];  // per slot: the earlier lanes' map (lane > 0)
@@ -389,15 +396,17 @@ struct linrec_agent {
     for (int v = 1; v < V; ++v) warp_total = op(warp_total, slot_total[v]);
     map_t running;  // earlier warps, then earlier slots
     bool has_running = block_scan_t(s.scan).scan_warp_totals(warp_total, op, running, aggregate);
-    has_chunk_prefix = 0;
+    // Each chunk's prefix inside the tile (where there is one: not for the tile's first
+    // chunk), folded into the chunk's first map: from then on the chunk's own maps take
+    // the state entering the TILE to its items' states, and nothing else has to be kept.
 #pragma unroll
     for (int v = 0; v < V; ++v) {
-      if (lane != 0) {
-        chunk_prefix[v] = has_running ? op(running, lane_prefix[v]) : lane_prefix[v];
-        has_chunk_prefix |= 1u << v;
-      } else if (has_running) {
-        chunk_prefix[v] = running;
-        has_chunk_prefix |= 1u << v;
+      if (lane != 0 || has_running) {
+        map_t prefix = running;
+        if (lane != 0) prefix = has_running ? op(running, lane_prefix[v]) : lane_prefix[v];
+        const map_t first = op(prefix, map_t{a[v][0], b[v][0]});
+        a[v][0] = first.a;
+        b[v][0] = first.b;
       }
       if (v + 1 < V) {
         running = has_running ? op(running, slot_total[v]) : slot_total[v];
@@ -406,122 +415,201 @@ struct linrec_agent {
     }
   }
 
-  // The states: `entering` is the state before the tile's first item (anything for tile
-  // 0, whose first item is a reset). Each chunk re-runs its recurrence; x replaces b.
-  __device__ void finish(T entering) {
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      T state = (has_chunk_prefix >> v) & 1u ? apply(chunk_prefix[v], entering) : entering;
-#pragma unroll
-      for (int c = 0; c < C; ++c) {
-        state = apply(map_t{a[v][c], b[v][c]}, state);
-        b[v][c] = state;
-      }
-    }
+  // ---- a tile waiting for its prefix ----
+
+  __device__ void park_chunk(int v) {
+    std::memcpy(&s.parked_a[v][threadIdx.x], a[v], sizeof(uint4));
+    std::memcpy(&s.parked_b[v][threadIdx.x], b[v], sizeof(uint4));
   }
 
-  // Final states: the thread holding the last item of a sequence writes it.
-  __device__ void write_final_states(std::int64_t tile) const {
+  // The scanned tile becomes the parked one (its a and b into shared memory with
+  // park_chunk, by the caller).
+  __device__ void remember_parked(std::int64_t tile) {
+    parked_tile = tile;
+    parked_aggregate = aggregate;
+  }
+
+  // Final states in chunk v of a finished tile: the thread holding the last item of a
+  // sequence writes it.
+  __device__ void write_final_states(std::int64_t tile, int v, const T (&x)[C]) const {
     const std::int64_t base = thread_base(tile);
     const int left = remaining(tile);
-    if (left == 0) return;
     if (!p.batched) {
       const std::int64_t last = p.n - 1 - base;  // the last item's offset, if it is this thread's
       if (last < tile_items) {
 #pragma unroll
-        for (int v = 0; v < V; ++v) {
-#pragma unroll
-          for (int c = 0; c < C; ++c) {
-            if (offset(v, c) == last) p.final_x[0] = b[v][c];
-          }
+        for (int c = 0; c < C; ++c) {
+          if (offset(v, c) == last) p.final_x[0] = x[c];
         }
       }
       return;
     }
+    if (left == 0) return;
+    const std::int64_t position = chunk_position(base % p.length, v);
 #pragma unroll
-    for (int v = 0; v < V; ++v) {
-      const std::int64_t position = chunk_position(v);
-#pragma unroll
-      for (int c = 0; c < C; ++c) {
-        if (offset(v, c) < left && ends(position, c)) p.final_x[(base + offset(v, c)) / p.length] = b[v][c];
-      }
+    for (int c = 0; c < C; ++c) {
+      if (offset(v, c) < left && ends(position, c)) p.final_x[(base + offset(v, c)) / p.length] = x[c];
     }
   }
 
-  // After scan_local: publish the aggregate, look back (warp 0), broadcast, finish, store.
-  template <bool Full>
-  __device__ void complete_tile(std::int64_t tile) {
-    if (warp == 0) {
-      if (lane == 0) p.state.publish_aggregate(tile, aggregate);
-      if (tile > 0) {
-        __syncwarp();
-        const map_t prefix = p.state.exclusive_prefix(tile, aggregate, affine_then{});
-        if (lane == 0) s.tile_prefix.store(prefix);
-      }
+  // Finishes the parked tile: warp 0 looks back for its prefix (its aggregate and those of
+  // the tiles before it were published at least one step earlier), one barrier broadcasts
+  // the prefix, and each thread turns its parked chunks into x and stores them. With
+  // Repark, each chunk's slot then takes the chunk of the tile just scanned.
+  //
+  // The finish works on STATES, not maps: the state entering the tile is the prefix's b
+  // (the prefix always contains element 0, a reset, so its a is 0; tile 0 needs no state:
+  // its first item is a reset); each chunk re-runs its own recurrence x = a x + b from
+  // it (the chunk's first map carries the chunk's prefix inside the tile).
+  template <bool Repark>
+  __device__ void finish_parked() {
+    const std::int64_t tile = parked_tile;
+    if constexpr (!Repark) {
+      // The last finish follows the previous one with no scan (and its barrier) between:
+      // every thread must have read the previous prefix before warp 0 overwrites it.
+      __syncthreads();
+    }
+    if (warp == 0 && tile > 0) {
+      const map_t prefix = p.state.exclusive_prefix(tile, parked_aggregate, affine_then{});
+      if (lane == 0) s.tile_prefix.store(prefix);
     }
     __syncthreads();
-    T entering = T(0);
-    if (tile > 0) entering = apply(s.tile_prefix.load(), T(0));  // the prefix's a is 0: its b
-    finish(entering);
-    if (p.x != nullptr) store<Full>(tile);
-    if (p.final_x != nullptr) write_final_states(tile);
-  }
-
-  __device__ static void copy(const items_t& from, items_t& to) {
+    const T entering = tile > 0 ? apply(s.tile_prefix.load(), T(0)) : T(0);
+    const bool full = is_full(tile);
 #pragma unroll
     for (int v = 0; v < V; ++v) {
+      T pa[C], x[C];
+      std::memcpy(pa, &s.parked_a[v][threadIdx.x], sizeof(uint4));
+      std::memcpy(x, &s.parked_b[v][threadIdx.x], sizeof(uint4));
+      if constexpr (Repark) park_chunk(v);
+      T state = entering;
 #pragma unroll
-      for (int c = 0; c < C; ++c) to[v][c] = from[v][c];
+      for (int c = 0; c < C; ++c) {
+        state = apply(map_t{pa[c], x[c]}, state);
+        x[c] = state;
+      }
+      if (p.x != nullptr) {
+        if (full) store_chunk<true>(tile, v, x);
+        else store_chunk<false>(tile, v, x);
+      }
+      if (p.final_x != nullptr) write_final_states(tile, v, x);
     }
+  }
+
+  // ---- prefetch: the next tile's operands copied to shared memory asynchronously ----
+  // Only full tiles of 16-byte aligned arrays are staged; the others are loaded directly
+  // when they are scanned. Each thread copies and later reads only its own chunks, so a
+  // wait for its own copies is all the ordering it needs.
+
+  __device__ bool staged(std::int64_t tile) const { return Policy::prefetch && is_full(tile) && p.vector_load; }
+
+  __device__ static void copy_async(uint4* to, const T* from) {
+    const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
+    asm volatile(
+        "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %1;\n\tcp.async.cg.shared.global [%0], [g], 16;\n\t}" ::"r"(address),
+        "l"(from)
+        : "memory");
+  }
+
+  __device__ void stage(std::int64_t tile) {
+    if (tile >= p.num_tiles || !staged(tile)) return;
+    const std::int64_t base = thread_base(tile);
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      copy_async(&s.staged_p[v][threadIdx.x], p.src.p + base + v * 32 * C);
+      if constexpr (Source::arrays == 2) copy_async(&s.staged_q[v][threadIdx.x], p.src.q + base + v * 32 * C);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+
+  __device__ void take(items_t& pv, items_t& qv, std::int64_t tile, bool prefetched) const {
+    if (!prefetched || !staged(tile)) {
+      load(pv, qv, tile);
+      return;
+    }
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      std::memcpy(pv[v], &s.staged_p[v][threadIdx.x], sizeof(uint4));
+      if constexpr (Source::arrays == 2) std::memcpy(qv[v], &s.staged_q[v][threadIdx.x], sizeof(uint4));
+    }
+  }
+
+  // Takes (when `prefetched`, else loads), prepares, scans and publishes `tile`; then
+  // stages `next`. The stage is refilled after scan_local's barrier, which orders this
+  // tile's reads of it before the new copies land.
+  __device__ void scan_tile(std::int64_t tile, bool prefetched, std::int64_t next) {
+    {
+      items_t pv, qv;
+      take(pv, qv, tile, prefetched);
+      if (is_full(tile)) prepare<true>(pv, qv, tile);
+      else prepare<false>(pv, qv, tile);
+    }
+    scan_local();
+    stage(next);
+    if (threadIdx.x == 0) p.state.publish_aggregate(tile, aggregate);
+  }
+
+  // After scan_tile: finish the parked tile and park this one in its place, or, the
+  // first time, just park this one (the barrier orders this scan's shared-memory reads
+  // before the next scan's writes, which finish_parked's barrier does otherwise).
+  __device__ void defer(std::int64_t tile, bool parked) {
+    if (parked) {
+      finish_parked<true>();
+    } else {
+      __syncthreads();
+#pragma unroll
+      for (int v = 0; v < V; ++v) park_chunk(v);
+    }
+    remember_parked(tile);
   }
 
   // Cooperative grid of G blocks: block b takes tiles b, b + G, ... in increasing order.
   // The tile states are reset inside the kernel, ordered before every look-back by the one
-  // grid-wide barrier; the first tile's loads are issued before the barrier.
+  // grid-wide barrier. Every tile's look-back is deferred by one step: tile t is scanned,
+  // publishes its aggregate and is parked; the block scans tile t + G and publishes that
+  // aggregate too, and only then looks back for t, so the aggregates it needs were
+  // published a whole step earlier and it seldom waits. Tile b is scanned and published
+  // before the barrier (thread 0 reset its state itself, so the order is safe), and its
+  // look-back after it finds every aggregate of the first round there.
+  // With prefetch the loads of tile t + 2G are in flight while t + G is scanned and t is
+  // finished.
   __device__ void run_cooperative() {
     const std::int64_t grid = gridDim.x;
     for (std::int64_t t = blockIdx.x + threadIdx.x * grid; t < p.num_tiles; t += block_threads * grid) {
       p.state.init_tile(t);
     }
-    items_t pv, qv;
     std::int64_t tile = blockIdx.x;
-    load(pv, qv, tile);
+    scan_tile(tile, false, tile + grid);
+    defer(tile, false);
     cooperative_groups::this_grid().sync();
-    for (; tile < p.num_tiles; tile += grid) {
-      const bool full = is_full(tile);
-      if (full) prepare<true>(pv, qv, tile);
-      else prepare<false>(pv, qv, tile);
-      if constexpr (Policy::prefetch) {
-        if (tile + grid < p.num_tiles) load(pv, qv, tile + grid);
-      }
-      scan_local();
-      if (full) complete_tile<true>(tile);
-      else complete_tile<false>(tile);
-      if constexpr (!Policy::prefetch) {
-        if (tile + grid < p.num_tiles) load(pv, qv, tile + grid);
-      }
+    for (tile += grid; tile < p.num_tiles; tile += grid) {
+      scan_tile(tile, true, tile + grid);
+      defer(tile, true);
     }
+    finish_parked<false>();
   }
 
   // Fallback where cooperative launch is unavailable: states reset by a memset before the
-  // launch, tiles handed out in order from the ticket counter (no deadlock: see tile_state).
+  // launch, tiles handed out in order from the ticket counter, each look-back deferred by
+  // one tile as above. No deadlock: a block publishes the aggregate of its new tile before
+  // it looks back for its parked one, so every aggregate a look-back waits for belongs to
+  // a running block that publishes it before it waits itself (on lower tiles only).
   __device__ void run_tickets() {
     if (threadIdx.x == 0) s.next_tile = p.state.claim_tile();
     __syncthreads();
+    bool parked = false;
     for (;;) {
-      // Read before this tile's first barrier; thread 0 overwrites it after that barrier.
+      // Read before scan_tile's barrier; thread 0 overwrites it after that barrier, and
+      // the barrier in defer() publishes the new value before the next read.
       const std::int64_t tile = s.next_tile;
       if (tile >= p.num_tiles) break;
-      items_t pv, qv;
-      load(pv, qv, tile);
-      const bool full = is_full(tile);
-      if (full) prepare<true>(pv, qv, tile);
-      else prepare<false>(pv, qv, tile);
-      scan_local();
+      scan_tile(tile, false, p.num_tiles);
       if (threadIdx.x == 0) s.next_tile = p.state.claim_tile();
-      if (full) complete_tile<true>(tile);
-      else complete_tile<false>(tile);
+      defer(tile, parked);
+      parked = true;
     }
+    if (parked) finish_parked<false>();
   }
 };
 
@@ -529,8 +617,8 @@ template <class Policy, class Source, class T>
 __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm)
     linrec_tiles_kernel(const __grid_constant__ linrec_params<Source, T> params) {
   using agent_t = linrec_agent<Policy, Source, T>;
-  __shared__ typename agent_t::temp_storage storage;
-  agent_t agent(params, storage);
+  extern __shared__ uint4 linrec_shared[];  // agent_t::temp_storage: too large for static shared memory
+  agent_t agent(params, *reinterpret_cast<typename agent_t::temp_storage*>(linrec_shared));
   if (params.mode == linrec_mode::cooperative) agent.run_cooperative();
   else agent.run_tickets();
 }
@@ -552,6 +640,38 @@ __global__ void linrec_initial_states_kernel(T* final_x, const T* x0s, T x0, std
 template <class Policy, class T>
 constexpr std::size_t rows_temp_bytes(std::int64_t n) {
   return 256 + device::tile_state<affine_map<T>>::storage_bytes(detail::ceil_div<std::int64_t>(n, Policy::tile_items));
+}
+
+// The single-pass kernel's resident grid (its shared memory is dynamic: the parked and the
+// staged tile do not fit in the 48 KB of static shared memory) and whether the device
+// launches cooperative grids. Allows the kernel its shared memory on first use; the
+// answer is cached per instantiation and device, as detail::resident_grid does.
+template <class Policy, class Source, class T>
+[[nodiscard]] cudaError_t tiles_kernel_grid(int& max_blocks, bool& cooperative) {
+  constexpr int cached_devices = 64;
+  static std::atomic<int> cache[cached_devices] = {};  // (max_blocks << 1 | cooperative) + 1; 0: not asked yet
+  int device = 0;
+  SCANLAB_TRY(cudaGetDevice(&device));
+  const bool cacheable = device >= 0 && device < cached_devices;
+  if (cacheable) {
+    if (const int packed = cache[device].load(std::memory_order_relaxed); packed != 0) {
+      max_blocks = (packed - 1) >> 1;
+      cooperative = ((packed - 1) & 1) != 0;
+      return cudaSuccess;
+    }
+  }
+  const auto kernel = linrec_tiles_kernel<Policy, Source, T>;
+  constexpr int shared_bytes = static_cast<int>(sizeof(typename linrec_agent<Policy, Source, T>::temp_storage));
+  SCANLAB_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
+  int sms = 0, coop = 0, per_sm = 0;
+  SCANLAB_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  SCANLAB_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+  SCANLAB_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Policy::block_threads, shared_bytes));
+  if (per_sm < 1 || sms < 1) return cudaErrorInvalidConfiguration;  // the kernel cannot run at all
+  max_blocks = sms * per_sm;
+  cooperative = coop != 0;
+  if (cacheable) cache[device].store(((max_blocks << 1) | (cooperative ? 1 : 0)) + 1, std::memory_order_relaxed);
+  return cudaSuccess;
 }
 
 // One sequence (batch == 1, length == n) or a row-major batch. x and/or final_x.
@@ -585,8 +705,8 @@ template <class Policy, class Source, class T>
   linrec_mode mode = options.mode == linrec_mode::automatic ? linrec_mode::cooperative : options.mode;
   int capacity = 0;
   bool cooperative = false;
-  SCANLAB_TRY((detail::resident_grid<linrec_tiles_kernel<Policy, Source, T>>(Policy::block_threads, INT_MAX,
-                                                                              capacity, cooperative)));
+  SCANLAB_TRY((tiles_kernel_grid<Policy, Source, T>(capacity, cooperative)));
+  constexpr std::size_t shared_bytes = sizeof(typename linrec_agent<Policy, Source, T>::temp_storage);
   if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
   if (mode == linrec_mode::cooperative && !cooperative) mode = linrec_mode::tickets;
   const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
@@ -606,10 +726,20 @@ template <class Policy, class Source, class T>
                                   .vector_load = aligned(src.p) && (Source::arrays == 1 || aligned(src.q)),
                                   .vector_store = d_x != nullptr && aligned(d_x)};
   if (mode == linrec_mode::cooperative) {
-    return detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params);
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeCooperative;
+    attribute.val.cooperative = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(static_cast<unsigned>(grid));
+    config.blockDim = dim3(static_cast<unsigned>(Policy::block_threads));
+    config.dynamicSmemBytes = shared_bytes;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, kernel, params);
   }
   SCANLAB_TRY(state.reset(stream));
-  kernel<<<static_cast<unsigned>(grid), Policy::block_threads, 0, stream>>>(params);
+  kernel<<<static_cast<unsigned>(grid), Policy::block_threads, shared_bytes, stream>>>(params);
   SCANLAB_TRY_LAUNCH();
   return cudaSuccess;
 }
