@@ -83,8 +83,8 @@ partition_report run_partition(const io::host_array& data, const io::host_array&
     most = std::max(most, bytes);
   }
   // Tuning candidates, timed for uint32 only (--bench): tile shapes besides the default.
-  using variant_a = scanlab::partition_detail::partition_policy<256, 16, 4>;
-  using variant_b = scanlab::partition_detail::partition_policy<384, 12, 2>;
+  using variant_a = scanlab::partition_detail::partition_policy<256, 16, 3>;
+  using variant_b = scanlab::partition_detail::partition_policy<256, 24, 2>;
   using variant_c = scanlab::partition_detail::partition_policy<128, 16, 8>;
   constexpr bool tune = std::is_same_v<T, std::uint32_t>;
   if (tune && request.bench) {
@@ -286,8 +286,8 @@ partition_report run_partition(const io::host_array& data, const io::host_array&
               s));
         }), cub3.median_ms));
       };
-      variant.template operator()<variant_a>("256x16/4");
-      variant.template operator()<variant_b>("384x12/2");
+      variant.template operator()<variant_a>("256x16/3");
+      variant.template operator()<variant_b>("256x24/2");
       variant.template operator()<variant_c>("128x16/8");
     }
   }

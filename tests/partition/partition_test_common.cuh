@@ -161,8 +161,10 @@ T pick_pivot(const std::vector<T>& data, std::uint64_t seed) {
 
 // ---- two-way -----------------------------------------------------------------------------
 
+// options: the launch the two-way partitions are forced to take (default: their own choice).
 template <class T>
-void two_way_case(const std::vector<T>& h_in, T pivot, const std::string& label) {
+void two_way_case(const std::vector<T>& h_in, T pivot, const std::string& label,
+                  scanlab::partition_detail::two_way_options options = {}) {
   SCOPED_TRACE(label);
   const auto n = static_cast<std::int64_t>(h_in.size());
   const below<T> pred{pivot};
@@ -185,7 +187,14 @@ void two_way_case(const std::vector<T>& h_in, T pivot, const std::string& label)
     poison(d_rej);
     d_count.fill_bytes(0x3c);
     cudaError_t status;
-    if (mode == 0) status = scanlab::partition(d_temp.data(), bytes, d_in.data(), d_out.data(), d_count.data(), n, pred);
+    if (options.mode != scanlab::partition_detail::two_way_mode::automatic || options.max_blocks > 0) {
+      using scanlab::partition_detail::two_way_layout;
+      const two_way_layout layout =
+          mode == 0 ? two_way_layout::reversed_rest : (mode == 1 ? two_way_layout::stable : two_way_layout::two_outputs);
+      status = scanlab::partition_detail::dispatch_two_way(d_temp.data(), bytes, d_in.data(), d_out.data(),
+                                                           mode == 2 ? d_rej.data() : d_out.data(), d_count.data(), n,
+                                                           pred, layout, nullptr, options);
+    } else if (mode == 0) status = scanlab::partition(d_temp.data(), bytes, d_in.data(), d_out.data(), d_count.data(), n, pred);
     else if (mode == 1)
       status = scanlab::stable_partition(d_temp.data(), bytes, d_in.data(), d_out.data(), d_count.data(), n, pred);
     else
@@ -228,6 +237,22 @@ void two_way_test() {
   auto data = make_data<T>(pattern::many_duplicates, n, seed);
   two_way_case<T>(data, T(100), "all selected");
   two_way_case<T>(data, T(0), "none selected");
+  // Both launch modes with small grids: each block takes several tiles, so small inputs go
+  // through the deferred look-back (and round one, in cooperative mode).
+  using scanlab::partition_detail::two_way_mode;
+  const std::int64_t two_way_tile = scanlab::partition_detail::default_two_way_policy<T>::tile_items;
+  for (const std::int64_t m : capped({5 * two_way_tile + 77, 8 * two_way_tile, 13 * two_way_tile - 1})) {
+    const auto d = make_data<T>(pattern::random, m, seed + 7 * static_cast<std::uint64_t>(m));
+    for (const two_way_mode mode : {two_way_mode::cooperative, two_way_mode::tickets}) {
+      for (const int blocks : {1, 3}) {
+        two_way_case<T>(d, pick_pivot(d, seed + static_cast<std::uint64_t>(blocks)),
+                        std::string(mode == two_way_mode::cooperative ? "cooperative" : "tickets") +
+                            " blocks=" + std::to_string(blocks) + " n=" + std::to_string(m),
+                        {mode, blocks});
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
 }
 
 // ---- three-way ---------------------------------------------------------------------------

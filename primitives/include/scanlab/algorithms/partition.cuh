@@ -34,8 +34,9 @@
 //   * n is 64-bit; n = 0 writes zero counts. Asynchronous on `stream`; returns the first
 //     failing CUDA status (cudaErrorInvalidValue for n < 0, too little temp storage or a
 //     null count pointer). Never throws.
-//   * Launches: one kernel (+ a memset of the tile states); the stable and three-way forms
-//     one more small kernel.
+//   * Launches: two-way, one kernel (a cooperative grid; where cooperative launch is
+//     unavailable, a memset of the tile states and a regular grid); three-way, a memset and
+//     one kernel. The stable and three-way forms one more small kernel.
 #pragma once
 
 #include <scanlab/algorithms/partition_kernels.cuh>
@@ -73,24 +74,44 @@ constexpr std::size_t two_way_temp_bytes(std::int64_t num_tiles) {
   return 256 + device::tile_state<Count>::storage_bytes(num_tiles);
 }
 
+// Test and benchmark hooks (users never need them): force a launch mode, cap the grid (so
+// that small inputs give each block several tiles and take the deferred look-back).
+struct two_way_options {
+  two_way_mode mode = two_way_mode::automatic;
+  int max_blocks = 0;  // 0: as many as can be resident
+};
+
 template <class Policy, class Count, class InputIt, class OutputIt, class Pred>
 [[nodiscard]] cudaError_t launch_two_way(void* d_temp, InputIt d_in, OutputIt d_out, OutputIt d_rejected,
                                          bool separate, std::int64_t* d_num_selected, std::int64_t n,
-                                         std::int64_t num_tiles, Pred pred, cudaStream_t stream) {
+                                         std::int64_t num_tiles, Pred pred, two_way_options options,
+                                         cudaStream_t stream) {
+  using T = value_of<InputIt>;
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
   const device::tile_state<Count> state(base, num_tiles);
-  SCANLAB_TRY(state.reset(stream));
-  const auto kernel = partition_tiles_kernel<Policy, InputIt, OutputIt, Count, Pred>;
+  constexpr auto kernel = partition_tiles_kernel<Policy, InputIt, OutputIt, Count, Pred>;
   int capacity = 0;
   bool cooperative = false;
-  SCANLAB_TRY((detail::resident_grid<partition_tiles_kernel<Policy, InputIt, OutputIt, Count, Pred>>(
-      Policy::block_threads, INT_MAX, capacity, cooperative)));
+  SCANLAB_TRY(detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative));
+  if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
+  two_way_mode mode = options.mode == two_way_mode::automatic ? two_way_mode::cooperative : options.mode;
+  if (!cooperative) mode = two_way_mode::tickets;
+  bool vector_loads = false;
+  if constexpr (std::is_pointer_v<InputIt> && detail::vector_items<T> > 1) {
+    vector_loads = reinterpret_cast<std::uintptr_t>(d_in) % detail::vector_bytes == 0;
+  }
   const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
-  const partition_params<InputIt, OutputIt, Count, Pred> params{d_in,         d_out, d_rejected, separate,
-                                                                d_num_selected, n,   num_tiles,  pred,
-                                                                state};
-  kernel<<<static_cast<unsigned>(grid), Policy::block_threads, 0, stream>>>(params);
-  SCANLAB_TRY_LAUNCH();
+  const partition_params<InputIt, OutputIt, Count, Pred> params{d_in,  d_out,     d_rejected, separate, vector_loads,
+                                                                d_num_selected, n, num_tiles, pred,     state,
+                                                                mode};
+  if (mode == two_way_mode::cooperative) {
+    // Every tile state is reset inside the kernel, before its grid-wide barrier.
+    SCANLAB_TRY(detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params));
+  } else {
+    SCANLAB_TRY(state.reset(stream));
+    kernel<<<static_cast<unsigned>(grid), Policy::block_threads, 0, stream>>>(params);
+    SCANLAB_TRY_LAUNCH();
+  }
   return cudaSuccess;
 }
 
@@ -99,7 +120,8 @@ enum class two_way_layout { reversed_rest, stable, two_outputs };
 template <class Policy = void, class InputIt, class OutputIt, class Pred>
 [[nodiscard]] cudaError_t dispatch_two_way(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
                                            OutputIt d_rejected, std::int64_t* d_num_selected, std::int64_t n,
-                                           Pred pred, two_way_layout layout, cudaStream_t stream) {
+                                           Pred pred, two_way_layout layout, cudaStream_t stream,
+                                           two_way_options options = {}) {
   using T = value_of<InputIt>;
   using policy = std::conditional_t<std::is_void_v<Policy>, default_two_way_policy<T>, Policy>;
   if (n < 0) return cudaErrorInvalidValue;
@@ -116,10 +138,10 @@ template <class Policy = void, class InputIt, class OutputIt, class Pred>
   const bool separate = layout == two_way_layout::two_outputs;
   if (narrow) {
     SCANLAB_TRY((launch_two_way<policy, std::uint32_t>(d_temp, d_in, d_out, d_rejected, separate, d_num_selected, n,
-                                                       num_tiles, pred, stream)));
+                                                       num_tiles, pred, options, stream)));
   } else {
     SCANLAB_TRY((launch_two_way<policy, std::uint64_t>(d_temp, d_in, d_out, d_rejected, separate, d_num_selected, n,
-                                                       num_tiles, pred, stream)));
+                                                       num_tiles, pred, options, stream)));
   }
   if (layout == two_way_layout::stable) {
     reverse_tail_kernel<<<fixup_grid(n), 256, 0, stream>>>(d_out, n, d_num_selected);

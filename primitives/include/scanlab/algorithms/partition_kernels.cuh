@@ -2,28 +2,28 @@
 // scanlab/algorithms/quicksort.cuh): single-pass two-way and three-way partitions on the
 // decoupled look-back tile state (device/tile_state.cuh).
 //
-// One tile = BlockThreads x Items elements, handed out in order from a ticket counter (so
-// a look-back only ever waits on tiles that running blocks hold). For each tile:
+// Two-way (two_way_agent below): the stream compaction's structure (select_kernels.cuh):
+// 16-byte lane-contiguous loads, packed per-slot counts ranked by one warp scan, a
+// cooperative grid whose first round is written out at once after a grid barrier, and the
+// deferred look-back (each tile parked in shared memory until its block has published its
+// next tile's count). The difference: the staged tile holds every item, [selected |
+// rejected] each in input order, and goes to two output streams.
+//
+// Three-way (partition3_tiles_kernel, also the quicksort's, over many segments). One tile =
+// BlockThreads x Items elements, handed out in order from a ticket counter. For each tile:
 //
 //   1. load     striped: warp w's item k of lane l is element  w*32*Items + k*32 + l  of the
 //               tile, so every load instruction of a warp reads 32 consecutive elements
 //               (coalesced for any alignment: segments of a quicksort start anywhere);
-//   2. classify each item: class 0 (selected / less), 1 (rejected / equal), 2 (greater);
+//   2. classify each item: class 0 (less), 1 (equal), 2 (greater);
 //   3. rank     with ballots: for item k, the items of class c before it in its warp are the
 //               earlier slots' counts plus popc(ballot_k(c) & lanes below); warp counts go
 //               through shared memory (no block-wide scan is needed);
-//   4. publish  the tile's counts on the tile state, and
-//   5. compact  the tile in shared memory: [class 0 | class 1 | class 2], each in input order;
+//   4. look back warp 0 publishes the tile's (less, equal) in one 16-byte value and gets
+//               the counts of all tiles before it (the greater are tile_start - less - equal);
+//   5. compact  the tile in shared memory: [less | equal | greater], each in input order;
 //   6. store    from shared memory, consecutive threads to consecutive addresses: each
-//               class's run of the tile goes to one contiguous range of the output, once
-//               warp 0 has looked back for the tile: it gets the counts of all tiles before
-//               it (two-way: one count, the selected; the rejected before the tile are
-//               tile_start - selected. Three-way: (less, equal) in one 16-byte value; the
-//               greater are tile_start - less - equal).
-// The two-way kernel defers step 6 by one tile (the production scan's deferred look-back):
-// the compacted tile waits in shared memory while the block does steps 1-5 for its next
-// tile, so its look-back finds the counts before it already published. The three-way
-// kernel (also the quicksort's, over many segments) still looks back at once.
+//               class's run of the tile goes to one contiguous range of the output.
 //
 // Where the classes go (tile_start - prefix = the count of that class before the tile):
 //   two-way, one output      selected  out[S + j]            (in order)
@@ -37,16 +37,22 @@
 // depends on the total of another class cannot be placed in order without that total.
 #pragma once
 
+#include <scanlab/block/block_reduce.cuh>
+#include <scanlab/block/block_scan.cuh>
+#include <scanlab/detail/shuffle.cuh>
 #include <scanlab/detail/util.cuh>
+#include <scanlab/detail/vector_io.cuh>
 #include <scanlab/device/tile_state.cuh>
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
 #include <scanlab/warp/warp_scan.cuh>
 
+#include <cooperative_groups.h>
 #include <cuda/std/cmath>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <iterator>
 #include <type_traits>
 
 namespace scanlab::partition_detail {
@@ -62,21 +68,29 @@ struct partition_policy {
   static_assert(tile_items < 65536, "tile ranks are held in 16-bit-safe ints");
 };
 
-// sm_90: 256 threads, 64 bytes per thread (16 four-byte or 8 eight-byte items), as the
-// production scan. Three-way (and the quicksort's levels): the tile goes through shared
-// memory once (16 KB); four blocks per SM keep 64 KB of loads in flight per SM.
-// Two-way: a block holds two compacted tiles (the deferred look-back: 32 KB). H100,
-// uint32, 2^28, two-way partition, ms (CUB DevicePartition::If: 0.987; before the
-// deferred look-back: 1.676 at 256 x 16, 4/SM):
-//   256 x 16, 3/SM (chosen) 1.203    256 x 16, 4/SM 1.380    256 x 16, 2/SM 1.371
-//   256 x 20, 2/SM          1.214    384 x 12, 2/SM 1.268    128 x 16, 8/SM 1.393
-//   512 x  8, 2/SM          1.376
+// sm_90. Three-way (and the quicksort's levels): 256 threads, 64 bytes per thread (16
+// four-byte or 8 eight-byte items), the tile goes through shared memory once (16 KB); four
+// blocks per SM keep 64 KB of loads in flight per SM.
+// Two-way: the stream compaction's shape (select_kernels.cuh): 256 threads, 128 bytes per
+// thread in 16-byte chunks (at most 32 items; 8 where T does not fit 16-byte chunks, so the
+// packed slot counts fit 64 bits), two blocks per SM, each holding its next tile's loads in
+// registers and one parked tile (32 KB) in shared memory. H100, uint32, 2^28, x < 2^31, ms
+// (CUB DevicePartition::If: 0.992 / 1.008; the previous two-way kernel, striped loads,
+// ballot ranks, tickets, 256 x 16, 3/SM: 1.199):
+//   256 x 32, 2/SM, cooperative (chosen)  0.833 / 0.831     tickets mode   0.836
+//   256 x 16, 3/SM, cooperative           0.831  (two 16 KB staging buffers)
+//   256 x 24, 2/SM, cooperative           0.858             256 x 20, 2/SM 0.879
 template <class T>
 struct partition_tuning_sm90 {
   static constexpr int raw_items = static_cast<int>(64 / sizeof(T));
   static constexpr int items = raw_items < 1 ? 1 : (raw_items > 16 ? 16 : raw_items);
   using policy = partition_policy<256, items, sizeof(T) <= 4 ? 4 : 3>;
-  using two_way_policy = partition_policy<256, items, 3>;
+  static constexpr int by_bytes = static_cast<int>(128 / sizeof(T));
+  static constexpr int chunk = detail::vector_items<T>;
+  static constexpr int two_way_items =
+      chunk > 1 ? (by_bytes > 32 ? 32 : (by_bytes < chunk ? chunk : by_bytes / chunk * chunk))
+                : (by_bytes > 8 ? 8 : (by_bytes < 1 ? 1 : by_bytes));
+  using two_way_policy = partition_policy<256, two_way_items, 2>;
 };
 
 template <class T>
@@ -177,125 +191,343 @@ struct raw_array {
 
 // ---- two-way partition ------------------------------------------------------------------
 
+// Launch modes of the two-way kernel (as the stream compaction's, select_kernels.cuh).
+//   cooperative  an all-resident grid of G blocks, block b taking tiles b, b+G, ...: each
+//                block resets its tiles' states, ranks tile b and publishes its count; one
+//                grid-wide barrier; then every count of round one is there, block b sums
+//                those of tiles < b with one block-wide round of loads and writes tile b
+//                out at once. Later tiles use the deferred look-back.
+//   tickets      where cooperative launch is unavailable: states reset by a memset, tiles
+//                claimed in order from the tile state's ticket counter, all deferred.
+enum class two_way_mode : int { automatic = 0, cooperative, tickets };
+
 template <class InputIt, class OutputIt, class Count, class Pred>
 struct partition_params {
   InputIt in;
   OutputIt out;
   OutputIt rejected_out;  // two outputs: the rejected, in order; else unused
   bool separate_rejected;
+  bool vector_loads;  // in is a pointer aligned to 16 bytes: one 16-byte load per chunk
   std::int64_t* num_selected;
   std::int64_t n;
   std::int64_t num_tiles;
   Pred pred;
   device::tile_state<Count> state;
+  two_way_mode mode;  // cooperative or tickets
 };
 
-// The deferred look-back (as the production scan's, device/scan_kernel.cuh): a tile is
-// ranked, publishes its count and is compacted into one of two shared-memory buffers,
-// where it waits ("parks") while the block claims, ranks, publishes and compacts its next
-// tile; only then does warp 0 look back for the parked tile, whose predecessors published
-// their counts at least a step earlier, so the look-back seldom waits. A block publishes
-// its new tile's count before it looks back for the parked one, so every count that a
-// look-back awaits belongs to a running block that publishes it without waiting first
-// (tickets are handed out in order): no deadlock.
+// One tile per block iteration:
+//   1. load     lane l of warp w holds Items items as S slots of C consecutive items (C
+//               items = 16 bytes where T allows): slot v starts at tile item
+//               w*32*Items + v*32*C + l*C, so a warp's access covers 32*C contiguous items;
+//   2. evaluate the predicate per item;
+//   3. rank     the selected: the per-slot counts of a lane, packed into one word (B bits
+//               per slot, enough for a slot's warp total 32*C), are scanned across the
+//               warp at once, then the warp totals across the block;
+//   4. publish  the tile's selected count on the tile state;
+//   5. park     the tile in a shared-memory staging buffer as [selected | rejected], each
+//               in input order (an item's rejected rank is its index minus its selected
+//               rank), while the block does steps 1-4 for its next tile;
+//   6. look back only then (warp 0: the counts before the parked tile were published a
+//               step earlier), and write the parked tile out: consecutive threads to
+//               consecutive addresses, the selected run to out[S + j], the rejected run
+//               to out[n - 1 - (R + j)] or rejected_out[R + j].
+template <class Policy, class InputIt, class OutputIt, class Count, class Pred>
+struct two_way_agent {
+  using params_t = partition_params<InputIt, OutputIt, Count, Pred>;
+  using T = std::remove_cv_t<typename std::iterator_traits<InputIt>::value_type>;
+  static constexpr int block_threads = Policy::block_threads;
+  static constexpr int I = Policy::items_per_thread;
+  static constexpr int C = I % detail::vector_items<T> == 0 ? detail::vector_items<T> : 1;
+  static constexpr int S = I / C;  // slots per thread
+  static_assert(I <= 32, "the verdicts of a thread's items are the bits of one word");
+  static constexpr int tile_items = Policy::tile_items;
+  static constexpr int warp_items = 32 * I;
+
+  // A slot's warp total is at most 32*C: B bits per field hold it and every prefix.
+  static constexpr int field_bits = [] {
+    int b = 1;
+    while ((1 << b) <= 32 * C) ++b;
+    return b;
+  }();
+  static_assert(S * field_bits <= 64, "too many slots per thread to pack their counts");
+  using packed_t = std::conditional_t<S * field_bits <= 32, std::uint32_t, std::uint64_t>;
+  static constexpr packed_t field_mask = (packed_t{1} << field_bits) - 1;
+
+  using block_scan_t = block_scan<std::uint32_t, block_threads>;
+  using block_reduce_t = block_reduce<Count, block_threads>;
+  // Two staging buffers, used in turn, where they fit in static shared memory (the new tile
+  // is gathered while the parked one is still there); one and one more barrier otherwise.
+  static constexpr int buffers = 2 * sizeof(T) * tile_items + 1024 <= 48 * 1024 ? 2 : 1;
+
+  struct temp_storage {
+    union {
+      typename block_scan_t::temp_storage scan;
+      typename block_reduce_t::temp_storage reduce;
+    } collective;
+    Count tile_prefix;  // the selected before the tile being written out
+    std::int64_t next_tile;
+    raw_array<T, tile_items> staged[buffers];
+  };
+
+  const params_t& p;
+  temp_storage& s;
+  const int warp;
+  const int lane;
+
+  std::int64_t current_tile = 0;
+  T x[S][C];               // the current tile
+  std::uint32_t keep;      // its verdicts: bit v*C + c for item c of slot v (one register)
+  std::uint32_t rank[S];   // per slot: the selected of the tile before the slot's first item
+  std::uint32_t selected;  // selected items in the tile
+
+  __device__ two_way_agent(const params_t& params, temp_storage& storage)
+      : p(params), s(storage), warp(static_cast<int>(threadIdx.x / 32)), lane(static_cast<int>(threadIdx.x % 32)) {}
+
+  // The tile index of slot v's first item of this lane.
+  __device__ int slot_index(int v) const { return warp * warp_items + v * 32 * C + lane * C; }
+
+  __device__ int valid_items(std::int64_t tile) const {
+    const std::int64_t left = p.n - tile * tile_items;
+    return static_cast<int>(left < tile_items ? left : tile_items);
+  }
+
+  // ---- 1. load ----
+
+  __device__ void load(T (&d)[S][C], std::int64_t tile) const {
+    const std::int64_t tile_start = tile * tile_items;
+    if constexpr (std::is_pointer_v<InputIt> && C > 1) {
+      if (p.vector_loads && tile_start + tile_items <= p.n) {
+#pragma unroll
+        for (int v = 0; v < S; ++v) {
+          const auto w = detail::load_vector(p.in + tile_start + slot_index(v));
+#pragma unroll
+          for (int c = 0; c < C; ++c) d[v][c] = w.items[c];
+        }
+        return;
+      }
+    }
+    // Items past the end (last tile) repeat the tile's first; they are never kept or stored.
+    const int valid = valid_items(tile);
+    const T first = static_cast<T>(p.in[tile_start]);
+#pragma unroll
+    for (int v = 0; v < S; ++v) {
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const int i = slot_index(v) + c;
+        d[v][c] = i < valid ? static_cast<T>(p.in[tile_start + i]) : first;
+      }
+    }
+  }
+
+  // ---- 2. evaluate, 3. rank (one barrier) ----
+
+  __device__ void process() {
+    const int valid = valid_items(current_tile);
+    const bool full = valid == tile_items;
+    keep = 0;
+    packed_t counts = 0;
+#pragma unroll
+    for (int v = 0; v < S; ++v) {
+      packed_t count = 0;
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const bool k = (full || slot_index(v) + c < valid) && static_cast<bool>(p.pred(x[v][c]));
+        keep = k ? keep | (1u << (v * C + c)) : keep;
+        count += k ? 1 : 0;
+      }
+      counts |= count << (v * field_bits);
+    }
+    const packed_t inclusive = warp_inclusive_scan(counts, plus{});
+    const packed_t exclusive = inclusive - counts;
+    const packed_t totals = detail::shfl_idx(inclusive, 31);
+    std::uint32_t warp_count = 0;
+#pragma unroll
+    for (int v = 0; v < S; ++v) {
+      rank[v] = warp_count + static_cast<std::uint32_t>((exclusive >> (v * field_bits)) & field_mask);
+      warp_count += static_cast<std::uint32_t>((totals >> (v * field_bits)) & field_mask);
+    }
+    std::uint32_t warp_prefix = 0;
+    block_scan_t(s.collective.scan).scan_warp_totals(warp_count, plus{}, warp_prefix, selected);
+#pragma unroll
+    for (int v = 0; v < S; ++v) rank[v] += warp_prefix;
+  }
+
+  // ---- 5. park ----
+
+  // The current tile into staging buffer `buffer` as [selected | rejected], in input order.
+  // An item's rejected rank is its index minus the selected before it. Items past the end
+  // of the input (never selected) land at their own index, past the tile's valid items,
+  // where write_out does not read.
+  __device__ void gather(int buffer) {
+    T* staged = s.staged[buffer].data();
+#pragma unroll
+    for (int v = 0; v < S; ++v) {
+      std::uint32_t r = rank[v];
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const bool k = (keep >> (v * C + c)) & 1u;
+        const std::uint32_t i = static_cast<std::uint32_t>(slot_index(v) + c);
+        staged[k ? r : selected + (i - r)] = x[v][c];
+        r += k ? 1u : 0u;
+      }
+    }
+  }
+
+  // ---- 6. look back and write out ----
+
+  // Warp 0: the selected before `tile` into s.tile_prefix.
+  __device__ void look_back(std::int64_t tile, std::uint32_t count) {
+    if (tile == 0) return;
+    const Count prefix = p.state.exclusive_prefix(tile, static_cast<Count>(count), plus{});
+    if (lane == 0) s.tile_prefix = prefix;
+  }
+
+  // After the barrier that makes s.tile_prefix (tile > 0) and the staged tile visible.
+  __device__ void write_out(std::int64_t tile, std::uint32_t count, int buffer) const {
+    const std::int64_t tile_start = tile * tile_items;
+    const int valid = valid_items(tile);
+    const int sel = static_cast<int>(count);
+    const std::int64_t selected_before = tile > 0 ? static_cast<std::int64_t>(s.tile_prefix) : 0;
+    const std::int64_t rejected_before = tile_start - selected_before;
+    const T* staged = s.staged[buffer].data();
+    // The tile's rejected item j goes to rejected[step * j].
+    const OutputIt rejected =
+        p.separate_rejected ? p.rejected_out + rejected_before : p.out + (p.n - 1 - rejected_before);
+    const std::int64_t step = p.separate_rejected ? 1 : -1;
+#pragma unroll 1
+    for (int i = static_cast<int>(threadIdx.x); i < valid; i += block_threads) {
+      const T v = staged[i];
+      if (i < sel) {
+        p.out[selected_before + i] = v;
+      } else {
+        rejected[step * (i - sel)] = v;
+      }
+    }
+    if (tile == p.num_tiles - 1 && threadIdx.x == 0) *p.num_selected = selected_before + sel;
+  }
+
+  // A tile waiting in a staging buffer for its prefix (tile < 0: none); the same on every thread.
+  struct parked_tile {
+    std::int64_t tile = -1;
+    std::uint32_t count = 0;
+    int buffer = 0;
+  };
+
+  // Once per tile, after its count is published: the current tile is gathered, warp 0
+  // looks back for the parked one, which is written out; the current one is parked. The
+  // barrier runs every time (also with nothing parked): the next tile's rank rewrites the
+  // shared warp totals. With two buffers the barrier inside the next process() separates
+  // this write_out from the gather that reuses its buffer.
+  __device__ void defer(parked_tile& parked) {
+    const int buffer = buffers == 2 ? parked.buffer ^ 1 : 0;
+    if constexpr (buffers == 2) gather(buffer);
+    if (warp == 0 && parked.tile >= 0) look_back(parked.tile, parked.count);
+    __syncthreads();
+    if (parked.tile >= 0) write_out(parked.tile, parked.count, parked.buffer);
+    if constexpr (buffers == 1) {
+      __syncthreads();  // the parked tile has left the buffer
+      gather(buffer);
+    }
+    parked = {current_tile, selected, buffer};
+  }
+
+  __device__ void drain(const parked_tile& parked) {
+    if (parked.tile < 0) return;
+    if (warp == 0) look_back(parked.tile, parked.count);
+    __syncthreads();
+    write_out(parked.tile, parked.count, parked.buffer);
+  }
+
+  // ---- the modes ----
+
+  __device__ void run_cooperative() {
+    const std::int64_t grid = gridDim.x;
+    const std::int64_t block = blockIdx.x;
+    for (std::int64_t t = block + threadIdx.x * grid; t < p.num_tiles; t += block_threads * grid) {
+      p.state.init_tile(t);  // thread 0 resets tile `block`, which it publishes below
+    }
+    current_tile = block;
+    load(x, block);
+    process();
+    if (threadIdx.x == 0) p.state.publish_aggregate(block, static_cast<Count>(selected));
+    T next[S][C];  // the next tile's loads are in flight while this one is handled
+    if (block + grid < p.num_tiles) load(next, block + grid);
+    gather(0);
+    // Orders every reset and round one's counts before everything below.
+    cooperative_groups::this_grid().sync();
+    round_one_prefix(block);
+    __syncthreads();
+    write_out(block, selected, 0);
+    parked_tile parked;  // with two buffers the first deferred tile takes the other one
+    for (std::int64_t tile = block + grid; tile < p.num_tiles; tile += grid) {
+      current_tile = tile;
+#pragma unroll
+      for (int v = 0; v < S; ++v) {
+#pragma unroll
+        for (int c = 0; c < C; ++c) x[v][c] = next[v][c];
+      }
+      process();
+      if (threadIdx.x == 0) p.state.publish_aggregate(tile, static_cast<Count>(selected));
+      if (tile + grid < p.num_tiles) load(next, tile + grid);
+      defer(parked);
+    }
+    drain(parked);
+  }
+
+  // Round one, after the grid barrier: every count of tiles < G is published, so block b
+  // sums those of tiles < b with one block-wide round of loads. A tile that ends a window
+  // of the tile state publishes that window's successor prefix, as a look-back would.
+  __device__ void round_one_prefix(std::int64_t tile) {
+    if (tile == 0) return;
+    Count sum = 0;
+    for (std::int64_t t = threadIdx.x; t < tile; t += block_threads) {
+      Count count = 0;
+      p.state.poll_aggregate(t, count);  // published before the barrier
+      sum += count;
+    }
+    const Count prefix = block_reduce_t(s.collective.reduce).reduce(sum, plus{});
+    if (threadIdx.x == 0) {
+      s.tile_prefix = prefix;
+      constexpr int window_tiles = device::tile_state<Count>::window_tiles;
+      if (tile % window_tiles == window_tiles - 1) {
+        p.state.publish_window_prefix(tile / window_tiles + 1, prefix + static_cast<Count>(selected));
+      }
+    }
+  }
+
+  __device__ void run_tickets() {
+    if (threadIdx.x == 0) s.next_tile = p.state.claim_tile();
+    __syncthreads();
+    parked_tile parked;
+    for (;;) {
+      // Read before this tile's barrier in process(); thread 0 overwrites it after that
+      // barrier, and defer()'s barrier orders the new value before the next read.
+      const std::int64_t tile = s.next_tile;
+      if (tile >= p.num_tiles) break;
+      current_tile = tile;
+      load(x, tile);
+      process();
+      if (threadIdx.x == 0) {
+        p.state.publish_aggregate(tile, static_cast<Count>(selected));  // before the look-back: no deadlock
+        s.next_tile = p.state.claim_tile();
+      }
+      defer(parked);
+    }
+    drain(parked);
+  }
+};
+
 template <class Policy, class InputIt, class OutputIt, class Count, class Pred>
 __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm)
     partition_tiles_kernel(const __grid_constant__ partition_params<InputIt, OutputIt, Count, Pred> p) {
-  using T = std::remove_cv_t<typename std::iterator_traits<InputIt>::value_type>;
-  constexpr int items = Policy::items_per_thread;
-  constexpr int tile_items = Policy::tile_items;
-  using ranker = tile_ranker<Policy::block_threads, items, 2>;
-  __shared__ struct {
-    typename ranker::temp_storage rank;
-    raw_array<T, tile_items> tile[2];  // compacted tiles: the parked one and the current one
-    Count prefix;                      // the parked tile's selected before it
-    std::int64_t ticket;
-  } s;
-
-  // Tile `tile` from buffer `buffer` to the output, once s.prefix holds its prefix (tile > 0)
-  // and a barrier made it and the buffer visible.
-  const auto write_out = [&](std::int64_t tile, int selected, int buffer) {
-    const std::int64_t tile_start = tile * tile_items;
-    const int valid = static_cast<int>(p.n - tile_start < tile_items ? p.n - tile_start : tile_items);
-    const auto selected_before = tile > 0 ? static_cast<std::int64_t>(s.prefix) : std::int64_t{0};
-    const std::int64_t rejected_before = tile_start - selected_before;
-    if (tile == p.num_tiles - 1 && threadIdx.x == 0) *p.num_selected = selected_before + selected;
-    const T* compacted = s.tile[buffer].data();
-    for (int i = static_cast<int>(threadIdx.x); i < valid; i += Policy::block_threads) {
-      const T v = compacted[i];
-      if (i < selected) {
-        p.out[selected_before + i] = v;
-      } else if (p.separate_rejected) {
-        p.rejected_out[rejected_before + (i - selected)] = v;
-      } else {
-        p.out[p.n - 1 - (rejected_before + (i - selected))] = v;
-      }
-    }
-  };
-  // Warp 0: the parked tile's prefix into s.prefix.
-  const auto look_back = [&](std::int64_t tile, int selected) {
-    if (tile == 0) return;
-    const Count prefix = p.state.exclusive_prefix(tile, static_cast<Count>(selected), plus{});
-    if (threadIdx.x == 0) s.prefix = prefix;
-  };
-
-  // The items of tile `tile` (striped) into x, with their classes in slot (-1 past the end).
-  const auto load = [&](std::int64_t tile, T (&x)[items], int (&slot)[items]) {
-    const std::int64_t tile_start = tile * tile_items;
-    const int valid = static_cast<int>(p.n - tile_start < tile_items ? p.n - tile_start : tile_items);
-#pragma unroll
-    for (int k = 0; k < items; ++k) {
-      const int i = striped_index<items>(k);
-      slot[k] = -1;
-      if (i < valid) x[k] = static_cast<T>(p.in[tile_start + i]);
-    }
-  };
-
-  if (threadIdx.x == 0) s.ticket = p.state.claim_tile();
-  __syncthreads();
-  std::int64_t tile = s.ticket;
-  T x[items];
-  int slot[items];  // the class, then the slot in the compacted tile
-  if (tile < p.num_tiles) load(tile, x, slot);
-  std::int64_t parked = -1;  // the parked tile (-1: none), the same on every thread
-  int parked_selected = 0;
-  int buffer = 0;  // the current tile's buffer; the parked one is in the other
-  while (tile < p.num_tiles) {
-    const int valid = static_cast<int>(p.n - tile * tile_items < tile_items ? p.n - tile * tile_items : tile_items);
-#pragma unroll
-    for (int k = 0; k < items; ++k) {
-      if (striped_index<items>(k) < valid) slot[k] = p.pred(x[k]) ? 0 : 1;
-    }
-    int selected = 0, unused_total = 0;
-    ranker::rank(slot, selected, unused_total, s.rank);
-    // s.ticket was read by every thread before the barrier inside rank().
-    if (threadIdx.x == 0) {
-      p.state.publish_aggregate(tile, static_cast<Count>(selected));  // before the look-back below
-      s.ticket = p.state.claim_tile();
-    }
-    // Compact the tile: [selected | rejected], each in input order. Its buffer was last read
-    // by the previous iteration's write_out, before the barrier inside rank().
-    T* compacted = s.tile[buffer].data();
-#pragma unroll
-    for (int k = 0; k < items; ++k) {
-      if (slot[k] >= 0) compacted[slot[k]] = x[k];
-    }
-    if (threadIdx.x < 32 && parked >= 0) look_back(parked, parked_selected);
-    __syncthreads();
-    // The tile is in shared memory: x is free for the next tile's loads, which are in
-    // flight while the parked tile is written out (a prefetch that costs no registers).
-    const std::int64_t next = s.ticket;
-    if (next < p.num_tiles) load(next, x, slot);
-    if (parked >= 0) write_out(parked, parked_selected, buffer ^ 1);
-    parked = tile;
-    parked_selected = selected;
-    buffer ^= 1;
-    tile = next;
-  }
-  if (parked >= 0) {
-    if (threadIdx.x < 32) look_back(parked, parked_selected);
-    __syncthreads();
-    write_out(parked, parked_selected, buffer ^ 1);
+  using agent_t = two_way_agent<Policy, InputIt, OutputIt, Count, Pred>;
+  __shared__ typename agent_t::temp_storage storage;
+  agent_t agent(p, storage);
+  if (p.mode == two_way_mode::cooperative) {
+    agent.run_cooperative();
+  } else {
+    agent.run_tickets();
   }
 }
 
