@@ -38,10 +38,9 @@ inline constexpr bool unique_type = bitwise_type<T> || std::is_floating_point_v<
 
 // Production variants timed by --bench --tune for uint32 (see primitives/docs/compact.md).
 // Each adds a kernel to the build, so only uint32 carries them.
-using tune_policies = std::tuple<select_detail::select_policy<256, 8, 4, 4>, select_detail::select_policy<256, 24, 4, 2>,
-                                 select_detail::select_policy<256, 32, 4, 2>, select_detail::select_policy<128, 16, 4, 6>,
-                                 select_detail::select_policy<512, 16, 4, 1>,
-                                 select_detail::select_policy<256, 16, 4, 3, false>>;
+using tune_policies = std::tuple<select_detail::select_policy<256, 16, 4, 3>, select_detail::select_policy<256, 32, 4, 3, false>,
+                                 select_detail::select_policy<256, 32, 4, 2, false>,
+                                 select_detail::select_policy<256, 24, 4, 2>>;
 
 template <class Policy>
 std::string policy_name() {
@@ -294,9 +293,6 @@ gpu_report run_typed(const T* data, std::int64_t n, io::dtype type, const std::v
       const auto with = [&](select_detail::select_options o) -> call_t {
         return [&r, o](void* t, std::size_t& b, cudaStream_t s) { return r.scanlab_keys(t, b, s, o); };
       };
-      const int never = 1 << 30;
-      report.rows.push_back(versus_cub(row("scanlab, always gather", time(with({.direct_below = 0})), 0)));
-      report.rows.push_back(versus_cub(row("scanlab, always direct", time(with({.direct_below = never})), 0)));
       report.rows.push_back(versus_cub(row("scanlab, tickets", time(with({.mode = select_mode::tickets})), 0)));
       if constexpr (std::is_same_v<T, std::uint32_t>) {
         if (request.predicate.kind != test_kind::flags && request.predicate.kind != test_kind::unique) {

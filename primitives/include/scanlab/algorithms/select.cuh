@@ -37,7 +37,7 @@
 //   * No overlap: outputs must not overlap inputs (no in-place compaction).
 //   * Deterministic: the output depends only on the input.
 //   * One pass: keys (and values, flags) are read once; the output written once; about
-//     8 bytes of temp storage per tile of 4096 four-byte items. One launch per chunk (a
+//     8 bytes of temp storage per tile of 8192 four-byte items. One launch per chunk (a
 //     single block for inputs of one tile, otherwise a cooperative grid; a memset and a
 //     regular grid where cooperative launch is unavailable).
 //   The same entry points, computed the classic way (flags, scanlab's exclusive scan,

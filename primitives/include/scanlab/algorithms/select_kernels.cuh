@@ -15,15 +15,21 @@
 //                enough for a whole slot's total, 32*C), so one warp scan of one word
 //                ranks all slots at once; then the warp totals are scanned across the
 //                block (block_scan::scan_warp_totals);
-//   4. look back the tile's count (at most Items*256, a 32-bit number) goes through the
-//                shared look-back tile state (device/tile_state.cuh) on uint32: one 64-bit
-//                word per tile holds status and count, one load per poll;
-//   5. scatter   kept items go to out[base + prefix + rank]. A tile that keeps many items
-//                first gathers them, in order, in shared memory and then writes them out
-//                contiguously (each warp store covers 32 consecutive items); a tile that
-//                keeps few (fewer than direct_below) writes them straight from registers.
-//                The gathering happens before the look-back returns, so it overlaps
-//                the wait.
+//   4. publish   the tile's count (at most Items*256, a 32-bit number) on the shared look-back
+//                tile state (device/tile_state.cuh) on uint32: one 64-bit word per tile
+//                holds status and count, one load per poll;
+//   5. park      the kept items, gathered in order at their tile-local rank, wait in a
+//                shared-memory staging buffer while the block does steps 1-4 for its NEXT
+//                tile;
+//   6. look back only then, warp 0 gets the parked tile's exclusive prefix (the counts
+//                of the tiles before it were published a whole step earlier, so this
+//                seldom waits, and a block does not idle on the slowest block of a round),
+//                and the block writes the parked items out contiguously to
+//                out[base + prefix + rank] (each warp store covers 32 consecutive items).
+//                The next tile takes its place (two staging buffers, used in turn, where
+//                they fit in static shared memory; one otherwise).
+// This deferred look-back is the production scan's (device/scan_kernel.cuh): the tile-to-
+// tile hand-over, which bounded the kernel when each tile looked back at once, is gone.
 //
 // 64-bit counts. A tile-state value is 32 bits, so one launch handles a chunk of at most
 // 2^32 - 1 items (a whole number of tiles): its counts cannot overflow. Longer inputs are
@@ -36,11 +42,15 @@
 //   cooperative   an all-resident grid of G blocks, block b taking tiles b, b+G, ...: each
 //                 block resets its tiles' states, evaluates and counts tile b, publishes its
 //                 count; one grid-wide barrier; then every count of round one is there and
-//                 block b sums the counts of tiles < b with one block-wide round of loads.
-//                 Later tiles look back. The next tile's loads are issued before the
-//                 look-back (Prefetch).
+//                 block b sums the counts of tiles < b with one block-wide round of loads
+//                 and writes tile b out at once. Later tiles are deferred (steps 5-6). The
+//                 loads of the block's next tile are issued before the current one is
+//                 parked (Prefetch).
 //   tickets       where cooperative launch is unavailable: states reset by a memset, tiles
-//                 claimed in order from the state's ticket counter.
+//                 claimed in order from the state's ticket counter, deferred as well. A
+//                 block publishes the count of its new tile before it looks back for its
+//                 parked one, so every count a look-back awaits belongs to a running block
+//                 that publishes it without waiting first: no deadlock.
 #pragma once
 
 #include <scanlab/block/block_reduce.cuh>
@@ -124,40 +134,50 @@ struct equal_to {
 // ---- tuning -------------------------------------------------------------------------
 
 template <int BlockThreads, int ItemsPerThread, int Chunk, int MinBlocksPerSm, bool Prefetch = true,
-          int DirectBelow = BlockThreads>
+          int StagingBuffers = 0>
 struct select_policy {
+  static constexpr int staging_buffers = StagingBuffers;  // 0: two where they fit
   static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
   static constexpr int chunk = Chunk;  // consecutive items per lane and access
   static constexpr int min_blocks_per_sm = MinBlocksPerSm;
   static constexpr bool prefetch = Prefetch;
-  // Tiles keeping fewer items than this scatter them from registers; others gather them
-  // in shared memory first and write them out contiguously.
-  static constexpr int direct_below = DirectBelow;
   static constexpr int tile_items = BlockThreads * ItemsPerThread;
 };
 
-// sm_90 (H100). The widest of the key and value types sets the layout: 64 bytes per
-// thread and per array (the production scan's measured sweet spot for a one-read,
-// one-write kernel: enough bytes in flight, short look-back chains), one 16-byte access
-// per C items of the widest type, at most 32 items per thread (the flags of a thread and
-// the packed slot counts stay small). H100, uint32, 2^28, ms at 1 / 50 / 99 % kept
-// (CUB DeviceSelect::If: 0.550 / 0.713 / 0.940):
-//   256 x 16, 3/SM, prefetch (chosen)   0.939 / 1.046 / 1.201
-//   256 x 32, 2/SM                      0.897 / 0.994 / 1.148   (staging 2x larger: pairs of
-//                                                                 4-byte types would need 64 KB)
-//   256 x 16, no prefetch               0.866 / 1.028 / 1.217
-//   256 x 8, 4/SM                       1.152 / 1.287 / 1.455
-// Time follows the number of tiles, not the bytes: the tile-to-tile hand-over bounds it.
+// sm_90 (H100). The widest of the key and value types sets the layout: 128 bytes per
+// thread (the production scan's shape), one 16-byte access per C items of the widest type,
+// at most 32 items per thread (the packed slot counts must fit in 64 bits), and few enough
+// that a tile's staging buffer (keys and values) fits in static shared memory. With the
+// deferred look-back the hand-over between tiles no longer bounds the kernel, so larger
+// tiles simply mean fewer barriers per item. H100, uint32 keys, 2^28, ms at 1 / 50 / 99 %
+// kept, predicate x < t (CUB DeviceSelect::If: 0.521 / 0.704 / 0.934; before the deferred
+// look-back, 256 x 16, 3/SM, prefetch: 0.726 / 0.885 / 1.093):
+//   256 x 32, 2/SM, prefetch (chosen)      0.497 / 0.612 / 0.771   (one staging buffer)
+//   256 x 32, 3/SM, no prefetch            0.442 / 0.589 / 0.798   (fastest with x < t, but
+//                                          80 registers: a heavier predicate spills, e.g.
+//                                          scanlab-compact's runtime test: 1.21 / 1.98 / 2.17)
+//   256 x 32, 2/SM, no prefetch            0.509 / 0.642 / 0.803
+//   256 x 32, 4/SM, no prefetch            0.470 / 0.668 / 0.962
+//   256 x 32, 3/SM, prefetch               0.705 / 0.880 / 1.228   (registers spill)
+//   256 x 24, 2/SM, prefetch               0.557 / 0.668 / 0.802
+//   256 x 16, 3/SM, prefetch               0.554 / 0.657 / 0.795   (two staging buffers;
+//                                                                    one: 0.595 / 0.685 / 0.811)
+//   384 x 16, 2/SM, prefetch               0.575 / 0.677 / 0.814
+//   512 x 16, 2/SM, prefetch               0.592 / 0.733 / 0.880
 // More: primitives/docs/compact.md.
 template <class K, class V>
 struct select_tuning_sm90 {
   static constexpr std::size_t widest = item_bytes<K> > item_bytes<V> ? item_bytes<K> : item_bytes<V>;
+  static constexpr std::size_t pair_bytes = item_bytes<K> + item_bytes<V>;  // staged per kept item
+  static constexpr int threads = 256;
   static constexpr int chunk = (widest < 16 && 16 % widest == 0) ? static_cast<int>(16 / widest) : 1;
-  static constexpr int raw_items = static_cast<int>(64 / widest) > 32 ? 32 : static_cast<int>(64 / widest);
+  static constexpr int by_bytes = static_cast<int>(128 / widest) > 32 ? 32 : static_cast<int>(128 / widest);
+  static constexpr int by_staging = static_cast<int>(44 * 1024 / (threads * pair_bytes));  // 44 of 48 KB
+  static constexpr int raw_items = by_bytes < by_staging ? by_bytes : by_staging;
   static constexpr int items = raw_items < chunk ? chunk : raw_items / chunk * chunk;
-  static constexpr int min_blocks = widest <= 8 ? 3 : 2;
-  using policy = select_policy<256, (items > 0 ? items : 1), chunk, min_blocks>;
+  // Two tiles in registers (prefetch): 2 resident blocks of 256 leave 128 registers per thread.
+  using policy = select_policy<threads, (items > 0 ? items : 1), chunk, 2, true>;
 };
 
 template <class K, class V>
@@ -217,7 +237,6 @@ struct select_params {
   std::int64_t* chunk_totals;   // [chunk]: kept items in chunks 0 .. chunk (temp storage)
   std::int64_t* num_selected;   // the user's count, written by the last tile of every chunk
   device::tile_state<std::uint32_t> state;
-  int direct_below;
   select_mode mode;
   bool vector_keys;
   bool vector_values;
@@ -260,8 +279,16 @@ struct select_agent {
   using block_reduce_t = block_reduce<std::uint32_t, block_threads>;
   using state_t = device::tile_state<std::uint32_t>;
 
-  static constexpr std::size_t staged_key_bytes = static_cast<std::size_t>(tile_items) * sizeof(K);
-  static constexpr std::size_t staged_value_bytes = has_values ? static_cast<std::size_t>(tile_items) * sizeof(V) : 1;
+  // A tile's kept items, gathered in order: where a tile waits for its prefix.
+  struct staging {
+    alignas(16) unsigned char keys[static_cast<std::size_t>(tile_items) * sizeof(K)];
+    alignas(16) unsigned char values[has_values ? static_cast<std::size_t>(tile_items) * sizeof(V) : 1];
+  };
+  // Two buffers, used in turn, let a block gather its new tile while the parked one is
+  // still there; where two do not fit in static shared memory (pairs of wide types), one
+  // buffer and one more barrier per tile (the parked tile leaves before the next arrives).
+  static constexpr int buffers =
+      Policy::staging_buffers > 0 ? Policy::staging_buffers : (2 * sizeof(staging) + 1024 <= 48 * 1024 ? 2 : 1);
 
   struct temp_storage {
     union {
@@ -270,8 +297,7 @@ struct select_agent {
     } collective;
     std::uint32_t tile_prefix;
     std::int64_t next_tile;
-    alignas(16) unsigned char keys[staged_key_bytes];
-    alignas(16) unsigned char values[staged_value_bytes];
+    staging staged[buffers];
   };
 
   // A tile's inputs, as loaded.
@@ -401,15 +427,13 @@ struct select_agent {
     for (int v = 0; v < S; ++v) rank[v] += warp_prefix;
   }
 
-  // ---- 5. scatter ----
+  // ---- 5. park ----
 
-  __device__ bool direct() const { return aggregate < static_cast<std::uint32_t>(p.direct_below); }
-
-  // Before the prefix is known: kept items into shared memory at their tile-local rank.
-  __device__ void gather() {
-    if (direct()) return;
-    K* keys = reinterpret_cast<K*>(s.keys);
-    [[maybe_unused]] V* values = reinterpret_cast<V*>(s.values);
+  // The current tile's kept items into staging buffer `buffer`, in order, at their
+  // tile-local rank (before the tile's prefix is known).
+  __device__ void gather(int buffer) {
+    K* keys = reinterpret_cast<K*>(s.staged[buffer].keys);
+    [[maybe_unused]] V* values = reinterpret_cast<V*>(s.staged[buffer].values);
 #pragma unroll
     for (int v = 0; v < S; ++v) {
       std::uint32_t r = rank[v];
@@ -424,46 +448,70 @@ struct select_agent {
     }
   }
 
-  // After the barrier that makes the prefix (and the gathered items) visible.
-  __device__ void scatter(std::uint32_t prefix) {
+  // ---- 6. look back and write out ----
+
+  // Warp 0: the exclusive prefix of `tile` (count: its kept items) into shared memory.
+  __device__ void look_back(std::int64_t tile, std::uint32_t count) {
+    if (tile == 0) return;
+    const std::uint32_t prefix = p.state.exclusive_prefix(tile, count, plus{});
+    if (lane == 0) s.tile_prefix = prefix;
+  }
+
+  // After the barrier that makes the prefix (s.tile_prefix, for tile > 0) and the gathered
+  // items visible: the tile's `count` kept items from staging buffer `buffer` to the output,
+  // consecutive threads to consecutive items; the chunk's last tile writes the running total.
+  __device__ void write_out(std::int64_t tile, std::uint32_t count, int buffer) const {
+    const std::uint32_t prefix = tile > 0 ? s.tile_prefix : 0u;
     const std::int64_t out = base + prefix;
-    if (direct()) {
-#pragma unroll
-      for (int v = 0; v < S; ++v) {
-        std::int64_t r = out + rank[v];
-#pragma unroll
-        for (int c = 0; c < C; ++c) {
-          if (keep[v][c]) {
-            p.keys_out[r] = x.keys[v][c];
-            if constexpr (has_values) p.values_out[r] = x.values[v][c];
-            ++r;
-          }
-        }
-      }
-      return;
-    }
-    const K* keys = reinterpret_cast<const K*>(s.keys);
-    [[maybe_unused]] const V* values = reinterpret_cast<const V*>(s.values);
-    for (std::uint32_t i = threadIdx.x; i < aggregate; i += block_threads) {
+    const K* keys = reinterpret_cast<const K*>(s.staged[buffer].keys);
+    [[maybe_unused]] const V* values = reinterpret_cast<const V*>(s.staged[buffer].values);
+    for (std::uint32_t i = threadIdx.x; i < count; i += block_threads) {
       p.keys_out[out + i] = keys[i];
       if constexpr (has_values) p.values_out[out + i] = values[i];
     }
-  }
-
-  // Everything after the prefix is in s.tile_prefix (tile > 0): barrier, scatter, and for
-  // the chunk's last tile, the running total.
-  __device__ void finish(std::int64_t tile) {
-    __syncthreads();
-    const std::uint32_t prefix = tile > 0 ? s.tile_prefix : 0u;
-    scatter(prefix);
     if (tile == p.num_tiles - 1 && threadIdx.x == 0) {
-      const std::int64_t total = base + prefix + aggregate;
+      const std::int64_t total = base + prefix + count;
       p.chunk_totals[p.chunk] = total;
       *p.num_selected = total;
     }
   }
 
-  // Load-independent part of a tile: verdicts, ranks, gathering.
+  // A tile waiting in staging buffer `buffer` for its prefix (tile < 0: none). The same
+  // on every thread of the block.
+  struct parked_tile {
+    std::int64_t tile = -1;
+    std::uint32_t count = 0;
+    int buffer = 0;
+  };
+
+  // The deferred look-back, once per tile after the current tile is processed and its
+  // count published: the current tile is gathered; warp 0 looks back for the parked one
+  // (published a step earlier, as were the counts before it); the parked tile is written
+  // out, and the current one is parked in its place. Exactly one barrier with two
+  // buffers (the barrier inside the next tile's rank_items separates this write_out from
+  // the gather that reuses its buffer), two with one.
+  __device__ void defer(parked_tile& parked) {
+    const int buffer = buffers == 2 ? parked.buffer ^ 1 : 0;
+    if constexpr (buffers == 2) gather(buffer);
+    if (warp == 0 && parked.tile >= 0) look_back(parked.tile, parked.count);
+    __syncthreads();
+    if (parked.tile >= 0) write_out(parked.tile, parked.count, parked.buffer);
+    if constexpr (buffers == 1) {
+      __syncthreads();  // the parked tile has left the buffer
+      gather(buffer);
+    }
+    parked = {current_tile, aggregate, buffer};
+  }
+
+  // The block's last parked tile, once it has no more tiles.
+  __device__ void drain(const parked_tile& parked) {
+    if (parked.tile < 0) return;
+    if (warp == 0) look_back(parked.tile, parked.count);
+    __syncthreads();
+    write_out(parked.tile, parked.count, parked.buffer);
+  }
+
+  // Load-independent part of a tile: verdicts and ranks (one barrier).
   __device__ void process() {
     evaluate(current_tile);
     rank_items();
@@ -471,21 +519,15 @@ struct select_agent {
 
   std::int64_t current_tile = 0;
 
-  // Warp 0: the tile's exclusive prefix into shared memory (tile > 0).
-  __device__ void look_back(std::int64_t tile) {
-    if (tile == 0) return;
-    const std::uint32_t prefix = p.state.exclusive_prefix(tile, aggregate, plus{});
-    if (lane == 0) s.tile_prefix = prefix;
-  }
-
   // ---- the modes ----
 
   __device__ void run_single_tile() {
     current_tile = 0;
     load(x, 0);
     process();
-    gather();
-    finish(0);
+    gather(0);
+    __syncthreads();
+    write_out(0, aggregate, 0);
   }
 
   __device__ void run_cooperative() {
@@ -502,11 +544,14 @@ struct select_agent {
     if constexpr (Policy::prefetch) {
       if (block + grid < p.num_tiles) load(next, block + grid);
     }
-    gather();
+    gather(0);
     // Orders every reset and round one's counts before everything below.
     cooperative_groups::this_grid().sync();
+    // Round one is written out at once: its prefix needs no waiting after the barrier.
     round_one_prefix(block);
-    finish(block);
+    __syncthreads();
+    write_out(block, aggregate, 0);
+    parked_tile parked;  // the first deferred tile takes the other buffer
     for (std::int64_t tile = block + grid; tile < p.num_tiles; tile += grid) {
       current_tile = tile;
       if constexpr (Policy::prefetch) {
@@ -519,10 +564,9 @@ struct select_agent {
       if constexpr (Policy::prefetch) {
         if (tile + grid < p.num_tiles) load(next, tile + grid);
       }
-      if (warp == 0) look_back(tile);
-      gather();
-      finish(tile);
+      defer(parked);
     }
+    drain(parked);
   }
 
   // Round one (after the grid barrier): the counts of every tile < G are published, so
@@ -546,29 +590,28 @@ struct select_agent {
         p.state.publish_window_prefix(tile / window_tiles + 1, prefix + aggregate);
       }
     }
-    // The next use of the shared collective storage is after finish()'s barrier.
+    // The next use of the shared collective storage is after the caller's barrier.
   }
 
   __device__ void run_tickets() {
     if (threadIdx.x == 0) s.next_tile = p.state.claim_tile();
     __syncthreads();
+    parked_tile parked;
     for (;;) {
-      // Read before this tile's first barrier; thread 0 overwrites it after that barrier.
+      // Read before this tile's first barrier (in process()); thread 0 overwrites it after
+      // that barrier, and defer()'s barrier orders the new value before the next read.
       const std::int64_t tile = s.next_tile;
       if (tile >= p.num_tiles) break;
       current_tile = tile;
       load(x, tile);
       process();
-      if (warp == 0) {
-        if (lane == 0) {
-          p.state.publish_aggregate(tile, aggregate);
-          s.next_tile = p.state.claim_tile();
-        }
-        look_back(tile);
+      if (threadIdx.x == 0) {
+        p.state.publish_aggregate(tile, aggregate);  // before the look-back below: no deadlock
+        s.next_tile = p.state.claim_tile();
       }
-      gather();
-      finish(tile);
+      defer(parked);
     }
+    drain(parked);
   }
 };
 
@@ -594,13 +637,11 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
 // ---- host side ----------------------------------------------------------------------
 
 // Test and benchmark hooks (users never need them): force a launch mode, cap the grid,
-// shorten the chunks (to test the 64-bit path on small inputs), move the direct/gathered
-// scatter threshold (0: always gather; > tile: always direct).
+// shorten the chunks (to test the 64-bit path on small inputs).
 struct select_options {
   select_mode mode = select_mode::automatic;
   int max_blocks = 0;            // 0: as many as can be resident
   std::int64_t chunk_tiles = 0;  // 0: as many as fit below 2^32 items
-  int direct_below = -1;         // -1: the policy's
 };
 
 template <class Policy>
@@ -673,7 +714,6 @@ template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, 
                     .chunk_totals = chunk_totals,
                     .num_selected = d_num_selected,
                     .state = device::tile_state<std::uint32_t>(aligned, tiles),
-                    .direct_below = options.direct_below >= 0 ? options.direct_below : Policy::direct_below,
                     .mode = mode,
                     .vector_keys = chunk_io<typename agent_t::K, Policy::chunk>::aligned(keys_in + begin),
                     .vector_values = chunk_io<typename agent_t::V, Policy::chunk>::aligned(values_in + begin),
