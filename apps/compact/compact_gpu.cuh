@@ -7,6 +7,8 @@
 //   --flags     scanlab::select_flagged     three_phase::select_flagged cub::DeviceSelect::Flagged
 //   --unique    scanlab::unique             three_phase::unique         cub::DeviceSelect::Unique
 //   --indices   the *_pairs / unique_by_key forms with counting_iterator<int64> values
+// Every library gets the same functor: the GPU form of the predicate (with_gpu_test in
+// predicate.hpp: a range, x != 0 or a low-bit test, one kernel each).
 #pragma once
 
 #include "compact/compact_gpu.hpp"
@@ -104,9 +106,10 @@ class runner {
       default: {
         using namespace select_detail;
         const none_iterator none_it{};
-        return dispatch_select<policy_for<const T*, none_iterator>>(t, b, in, none_it, none_it, out, none_it, c, n_,
-                                                                    predicate_selector<value_test<T>, true>{test_},
-                                                                    s, options);
+        return with_gpu_test(test_, [&]<class Test>(Test test) {
+          return dispatch_select<policy_for<const T*, none_iterator>>(t, b, in, none_it, none_it, out, none_it, c, n_,
+                                                                      predicate_selector<Test, true>{test}, s, options);
+        });
       }
     }
     throw std::logic_error("compact: this element type does not run this predicate");
@@ -117,7 +120,7 @@ class runner {
     using namespace select_detail;
     const none_iterator none_it{};
     return dispatch_select<Policy>(t, b, static_cast<const T*>(d_in_.data()), none_it, none_it, d_out_.data(),
-                                   none_it, d_count_.data(), n_, predicate_selector<value_test<T>, true>{test_}, s);
+                                   none_it, d_count_.data(), n_, predicate_selector<in_range<T>, true>{range_of(test_)}, s);
   }
 
   cudaError_t scanlab_pairs(void* t, std::size_t& b, cudaStream_t s) {
@@ -136,7 +139,9 @@ class runner {
         }
         break;
       default:
-        return select_if_pairs(t, b, in, index, d_out_.data(), d_indices_.data(), d_count_.data(), n_, test_, s);
+        return with_gpu_test(test_, [&](auto test) {
+          return select_if_pairs(t, b, in, index, d_out_.data(), d_indices_.data(), d_count_.data(), n_, test, s);
+        });
     }
     throw std::logic_error("compact: this element type does not run this predicate");
   }
@@ -153,7 +158,10 @@ class runner {
       case test_kind::unique:
         if constexpr (unique_type<T>) return three_phase::unique(t, b, in, d_out_.data(), d_count_.data(), n_, s);
         break;
-      default: return three_phase::select_if(t, b, in, d_out_.data(), d_count_.data(), n_, test_, s);
+      default:
+        return with_gpu_test(test_, [&](auto test) {
+          return three_phase::select_if(t, b, in, d_out_.data(), d_count_.data(), n_, test, s);
+        });
     }
     throw std::logic_error("compact: this element type does not run this predicate");
   }
@@ -170,7 +178,10 @@ class runner {
       case test_kind::unique:
         if constexpr (unique_type<T>) return cub::DeviceSelect::Unique(t, b, in, d_out_.data(), d_count_.data(), n_, s);
         break;
-      default: return cub::DeviceSelect::If(t, b, in, d_out_.data(), d_count_.data(), n_, test_, s);
+      default:
+        return with_gpu_test(test_, [&](auto test) {
+          return cub::DeviceSelect::If(t, b, in, d_out_.data(), d_count_.data(), n_, test, s);
+        });
     }
     throw std::logic_error("compact: this element type does not run this predicate");
   }
@@ -295,7 +306,9 @@ gpu_report run_typed(const T* data, std::int64_t n, io::dtype type, const std::v
       };
       report.rows.push_back(versus_cub(row("scanlab, tickets", time(with({.mode = select_mode::tickets})), 0)));
       if constexpr (std::is_same_v<T, std::uint32_t>) {
-        if (request.predicate.kind != test_kind::flags && request.predicate.kind != test_kind::unique) {
+        const test_kind kind = request.predicate.kind;  // variants built for range predicates only
+        if (kind == test_kind::greater || kind == test_kind::less || kind == test_kind::between ||
+            kind == test_kind::finite) {
           std::apply(
               [&]<class... P>(P...) {
                 (

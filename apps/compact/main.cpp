@@ -124,8 +124,8 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   parser.add_flag("--unique", p.unique, "Drop elements equal to their predecessor (consecutive duplicates)");
   parser.add_option("--indices", indices_path, "Also write the kept elements' input positions here (int64 .npy)");
-  parser.add_flag("--tune", tune, "With --bench: also time the production kernel's variants (tile shapes for "
-                                  "uint32, launch modes)");
+  parser.add_flag("--tune", tune, "With --bench: also time the production kernel's variants (launch modes; "
+                                  "tile shapes for uint32 with --gt/--lt/--between/--finite)");
   parser.footer(
       "Give one predicate (none: --nonzero). -o writes the kept values in the input's dtype.\n"
       "Exit codes: 0 success, 1 error (also: a validation failed), 2 bad command line, 3 no usable GPU.");

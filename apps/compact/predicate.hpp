@@ -10,6 +10,13 @@
 //   --flags FILE    keeps x[i] where FILE's element i is nonzero (same length)
 //   --unique        drops an element equal (==) to its predecessor (NaN never equals)
 //
+// The CPU reference evaluates value_test<T> (below: one switch over the kinds, the plain
+// meaning of each option). The GPU kernels get the same verdicts from one of three small
+// branch-free tests, chosen on the host (with_gpu_test): a kernel that evaluates a switch
+// for every item runs 10-40 % slower on the H100, and a kernel per kind would triple the
+// build. --gt/--lt/--between/--finite become one closed range [lo, hi] of T; --nonzero is
+// x != 0; --odd/--even test the low bit. test_predicates.cpp checks that both agree.
+//
 // Bounds are converted to the data's dtype: integer dtypes take whole numbers in their
 // range (decimal, optional sign), float dtypes any decimal, "inf", "-inf" (rounded to the
 // nearest float32 for float32 data). Anything else is an error naming the option.
@@ -18,6 +25,8 @@
 #include "common/array.hpp"
 
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -113,6 +122,72 @@ value_test<T> make_value_test(const predicate_spec& spec) {
     default: break;
   }
   return test;
+}
+
+// ---- the GPU forms ----
+
+// lo <= x <= hi (empty when lo > hi; NaN is in no range).
+template <class T>
+struct in_range {
+  T lo{};
+  T hi{};
+  SCANLAB_COMPACT_HD bool operator()(const T& x) const { return lo <= x && x <= hi; }
+};
+
+// x != 0 (NaN is nonzero; -0.0 is not).
+template <class T>
+struct nonzero_test {
+  SCANLAB_COMPACT_HD bool operator()(const T& x) const { return x != T(0); }
+};
+
+// The low bit of x equals `bit` (odd: 1, even: 0; integers only).
+template <class T>
+struct low_bit_test {
+  T bit{};
+  SCANLAB_COMPACT_HD bool operator()(const T& x) const { return (x & T(1)) == bit; }
+};
+
+// The range holding exactly the values `test` keeps, for greater, less, between, finite.
+// Strict bounds move to the next representable value: x > a is x >= next(a) (floats:
+// std::nextafter, so x > -0.0 starts at the least positive subnormal, as x > 0 does).
+template <class T>
+in_range<T> range_of(const value_test<T>& test) {
+  using limits = std::numeric_limits<T>;
+  constexpr T lowest = std::is_floating_point_v<T> ? -limits::infinity() : limits::lowest();
+  constexpr T highest = std::is_floating_point_v<T> ? limits::infinity() : limits::max();
+  const in_range<T> none{highest, lowest};
+  switch (test.kind) {
+    case test_kind::greater:
+      if (test.a == highest) return none;
+      if constexpr (std::is_floating_point_v<T>) return {std::nextafter(test.a, highest), highest};
+      else return {static_cast<T>(test.a + 1), highest};
+    case test_kind::less:
+      if (test.a == lowest) return none;
+      if constexpr (std::is_floating_point_v<T>) return {lowest, std::nextafter(test.a, lowest)};
+      else return {lowest, static_cast<T>(test.a - 1)};
+    case test_kind::between: return {test.a, test.b};
+    case test_kind::finite:
+      if constexpr (std::is_floating_point_v<T>) return {-limits::max(), limits::max()};
+      else return {lowest, highest};
+    default: throw std::logic_error("range_of: not a range predicate");
+  }
+}
+
+// Calls f(gpu_test) with the GPU form of `test` (greater ... even, not flags or unique)
+// and returns what f returns.
+template <class T, class F>
+auto with_gpu_test(const value_test<T>& test, F&& f) {
+  switch (test.kind) {
+    case test_kind::nonzero: return f(nonzero_test<T>{});
+    case test_kind::odd:
+    case test_kind::even:
+      if constexpr (std::is_integral_v<T>) {
+        return f(low_bit_test<T>{static_cast<T>(test.kind == test_kind::odd ? 1 : 0)});
+      } else {
+        throw std::invalid_argument("--odd and --even need integer data");
+      }
+    default: return f(range_of(test));
+  }
 }
 
 }  // namespace scanlab::compact_app
