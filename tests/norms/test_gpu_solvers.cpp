@@ -5,6 +5,7 @@
 #include "cg/mtx.hpp"
 #include "cg/sparse.hpp"
 #include "common/gpu_test.hpp"
+#include "common/test_data.hpp"
 #include "jacobi/jacobi.hpp"
 #include "jacobi/jacobi_gpu.hpp"
 
@@ -154,8 +155,7 @@ TEST_F(cg_gpu, WarpPerRowSpmvAgrees) {
 }
 
 TEST_F(cg_gpu, SmallMatrixMarketFile) {
-  const char* data = std::getenv("SCANLAB_TEST_DATA");
-  const std::filesystem::path dir = data != nullptr ? data : SCANLAB_NORMS_TEST_DATA;
+  const std::filesystem::path dir = scanlab::test::data_dir();
   const sparse::csr_matrix a = scanlab::mtx::read_mtx(dir / "norms_spd6.mtx");
   const std::vector<double> ones(static_cast<std::size_t>(a.rows), 1.0);
   const std::vector<double> b = sparse::multiply(a, ones);

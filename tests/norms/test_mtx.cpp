@@ -2,6 +2,7 @@
 // variant, and every malformed case giving one line that names the file and the line.
 #include "cg/mtx.hpp"
 #include "cg/sparse.hpp"
+#include "common/test_data.hpp"
 
 #include <gtest/gtest.h>
 
@@ -146,8 +147,7 @@ TEST(mtx_reader, BadEntries) {
 }
 
 TEST(mtx_reader, FilesOnDisk) {
-  const char* data = std::getenv("SCANLAB_TEST_DATA");
-  const std::filesystem::path dir = data != nullptr ? data : SCANLAB_NORMS_TEST_DATA;
+  const std::filesystem::path dir = scanlab::test::data_dir();
   const csr_matrix m = scanlab::mtx::read_mtx(dir / "norms_spd6.mtx");
   EXPECT_EQ(m.rows, 6);
   EXPECT_EQ(m.nnz(), 20);  // 6 diagonal + 7 off-diagonal entries mirrored
