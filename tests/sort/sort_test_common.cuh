@@ -251,8 +251,11 @@ std::vector<Value> random_values(std::int64_t n, std::uint64_t seed) {
 // Tile sizes of the two implementations for Key: sizes around their boundaries matter.
 template <class Key>
 std::vector<std::int64_t> test_sizes(std::uint64_t seed) {
-  using policy = radix_sort_detail::onesweep_policy<static_cast<int>(sizeof(Key))>;
-  std::vector<std::int64_t> sizes = boundary_sizes(policy::tile_items, 3);
+  constexpr int key_bytes = static_cast<int>(sizeof(Key));
+  std::vector<std::int64_t> sizes = boundary_sizes(radix_sort_detail::onesweep_policy<key_bytes>::tile_items, 3);
+  // Pairs and argsort use other onesweep tiles.
+  for (std::int64_t s : boundary_sizes(radix_sort_detail::onesweep_policy<key_bytes, 4>::tile_items, 2)) sizes.push_back(s);
+  for (std::int64_t s : boundary_sizes(radix_sort_detail::onesweep_policy<key_bytes, 8>::tile_items, 2)) sizes.push_back(s);
   for (std::int64_t s : boundary_sizes(radix_sort_detail::multipass_policy::tile_items, 2)) sizes.push_back(s);
   for (std::int64_t s : random_sizes(4, 400000, seed)) sizes.push_back(s);
   sizes.push_back(3000017);  // hundreds of tiles: long look-back chains

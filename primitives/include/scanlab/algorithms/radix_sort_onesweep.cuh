@@ -10,21 +10,25 @@
 //                                 an atomic ticket:
 //        a. load the tile's keys (warp-striped: lane l of warp w holds keys w*32*I + 32i + l,
 //           so every load instruction reads 32 consecutive keys);
-//        b. rank them inside each warp (warp multi-split): for item slot i in order, the
-//           lanes holding the same digit find each other (match.any, or 8 ballots), the
-//           lowest of them adds the group's size to the warp's counter for that digit, and
-//           each lane's rank is the counter's old value plus the peers below it. Slots in
-//           order, lanes in order: equal digits keep their input order (stable);
+//        b. count the digits per warp (shared atomics, a run of equal digits in a thread's
+//           items added once);
 //        c. per digit (thread d): the warps' counts scanned in warp order give each warp's
-//           start, their sum is the tile's count of d, published at once as the tile's
-//           "aggregate" (radix_sort_digit_state.cuh); a block scan over the 256 counts
-//           gives each digit's start inside the tile;
-//        d. thread d looks back over the earlier tiles' counts of d until an inclusive one,
+//           start, their sum is the tile's count of d, published AT ONCE as the tile's
+//           "aggregate" (radix_sort_digit_state.cuh), before the tile ranks anything; a
+//           block scan over the 256 counts gives each digit's start inside the tile;
+//        d. rank inside each warp (warp multi-split): for item slot i in order, the lanes
+//           holding the same digit find each other (8 ballots, or match.any), the highest
+//           of them takes the group's ranks from the warp's offset for that digit (one
+//           atomicAdd), and each lane's rank is that offset plus the peers below it. Slots
+//           in order, lanes in order: equal digits keep their input order (stable). Each
+//           key goes to shared memory at its rank: the tile, sorted by digit;
+//        e. thread d looks back over the earlier tiles' counts of d until an inclusive one,
 //           publishes its own inclusive count, and so knows where the tile's keys of digit
-//           d go: global digit start + keys of d in earlier tiles;
-//        e. keys are written to shared memory at their tile-local rank (now sorted by digit
-//           inside the tile), then read back in order and written out: consecutive threads
-//           write consecutive addresses of each digit's run. Values follow the same ranks.
+//           d go: global digit start + keys of d in earlier tiles. The look-back comes as
+//           late as it can: the predecessors published their counts before they ranked;
+//        f. the sorted tile is read back in order and written out: consecutive threads write
+//           consecutive addresses of each digit's run. Values (loaded before the look-back)
+//           follow the same ranks through shared memory.
 // Traffic per 32-bit key: the keys are read 5 times (histogram + 4 passes) and written 4
 // times (values: read and written once per pass); the multi-pass sort reads them 8 times
 // (a histogram and a scatter per pass), writes them 4 times, and adds its counts arrays.
@@ -49,39 +53,61 @@ namespace scanlab::radix_sort_detail {
 // How lanes with the same digit find each other in the warp multi-split.
 enum class onesweep_ranking {
   match,   // one __match_any_sync per key
-  ballot,  // eight __ballot_sync per key (one per digit bit)
+  ballot,  // eight __ballot_sync per key (one per digit bit; one more in a partial tile)
 };
 
-// Tuning for sm_90 (H100). 256 threads: thread d < 256 owns digit d in the look-back.
-// Items per thread: enough keys per tile that the look-back (256 words per tile) and the
-// per-tile fixed work stay small next to the keys moved.
+// Tuning for sm_90 (H100), measured at 2^28 uniform uint32 keys (whole sort, median of 7):
+//   keys:  384 x 19 7.09 ms; 256 x 20 7.07; 384 x 16 7.23; 256 x 16 (4 blocks/SM) 7.60;
+//          384 x 20 (2 blocks/SM) 7.81; 512 x 12-14 (2 blocks/SM) 8.3-8.5 with the former
+//          1.0 ms histogram (0.54 ms now);
+//   pairs (4-byte values): 384 x 16 (2 blocks/SM) 10.28 ms; 512 x 12 10.60; 256 x 20 10.74;
+//          384 x 12 (3 blocks/SM) 11.14.
+// Ranking by 8 ballots: 7.09 ms on uniform keys against 10.4 with match.any, which is
+// faster only when a warp holds few distinct digits (constant keys 4.10 against 6.97).
+// Thread d < 256 owns digit d in the per-digit steps. The tile's keys (or values) must fit
+// the static shared memory (48 KB) with the per-warp offsets.
 template <int KeyBytes, int ValueBytes = 0>
 struct onesweep_policy {
-  static constexpr int block_threads = 256;
-  static constexpr int items_per_thread = KeyBytes >= 8 ? 12 : 16;
+  static constexpr bool wide = KeyBytes >= 8 || ValueBytes >= 8;
+  static constexpr int block_threads = wide ? 256 : 384;
+  static constexpr int items_per_thread = wide ? 12 : (ValueBytes > 0 ? 16 : 19);
   static constexpr int tile_items = block_threads * items_per_thread;
-  static constexpr onesweep_ranking ranking = onesweep_ranking::match;
-  // Resident blocks per SM the register allocation must allow: waiting in the look-back is
-  // hidden only by other resident blocks. 4 (64 registers) for up to 8 bytes of key and
-  // value; wider pairs need more registers (they spill at 64): 3.
-  static constexpr int min_blocks_per_sm = KeyBytes + ValueBytes <= 8 ? 4 : 3;
-  // The up-front histogram: each thread counts this many keys per chunk, in registers
-  // first (runs of equal digits are added to shared memory as one count), at most this
-  // many resident blocks per SM.
-  static constexpr int histogram_threads = 256;
+  static constexpr onesweep_ranking ranking = onesweep_ranking::ballot;
+  // Resident blocks per SM the register allocation must allow (the look-back's waiting
+  // is hidden only by other resident blocks): 3 (at most 56 registers for 384 threads,
+  // 85 for 256); pairs of 4-byte keys and values keep 16 items at 2 (85 registers).
+  static constexpr int min_blocks_per_sm = !wide && ValueBytes > 0 ? 2 : 3;
+  // The up-front histogram: a chunk of threads x items keys per block and round, one
+  // block per SM (its column counters take up to 128 KB of shared memory).
+  static constexpr int histogram_threads = 1024;
   static constexpr int histogram_items = 16;
-  static constexpr int histogram_blocks_per_sm = 4;
+  static constexpr int histogram_blocks_per_sm = 1;
 };
 
 // ---- 1. all digit counts, every pass, one read of the keys ----
+
+// Shared-memory counters of the histogram: [pass][digit][column], lane l counting in
+// column l % columns. The counters of one digit are `columns` consecutive words, so lane
+// l always hits bank l (32 columns) or one of two lanes per bank (16 columns): the
+// increments of a warp never queue on one bank, whatever the digits. With one shared
+// counter per digit, 32 random digits meet about 3.5 to a bank, and the increments,
+// not the reads of the keys, set the speed. 128 KB at most (8-byte keys: 16 columns).
+template <class Bits>
+inline constexpr int histogram_columns = sizeof(Bits) >= 8 ? 16 : 32;
+template <class Bits>
+inline constexpr std::size_t histogram_smem_bytes =
+    sizeof(Bits) * radix * histogram_columns<Bits> * sizeof(std::uint32_t);
 
 template <class Bits, bool IsFloat, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     onesweep_histogram_kernel(const Bits* keys, std::int64_t n, key_transform<Bits, IsFloat> transform,
                               pass_plan plan, std::uint64_t* counts) {
   constexpr int max_passes = static_cast<int>(sizeof(Bits));  // 8-bit digits
-  __shared__ std::uint32_t block_counts[max_passes][radix];
-  for (int i = static_cast<int>(threadIdx.x); i < max_passes * radix; i += Threads) (&block_counts[0][0])[i] = 0;
+  constexpr int columns = histogram_columns<Bits>;
+  constexpr int words = max_passes * radix * columns;
+  extern __shared__ __align__(16) unsigned char histogram_smem[];
+  auto* column_counts = reinterpret_cast<std::uint32_t*>(histogram_smem);
+  for (int i = static_cast<int>(threadIdx.x); i < words; i += Threads) column_counts[i] = 0;
   __syncthreads();
 
   const int passes = plan.passes();
@@ -92,6 +118,7 @@ __global__ void __launch_bounds__(Threads)
     shift[p] = p < passes ? plan.shift(p) : 0;
     mask[p] = p < passes ? plan.mask(p) : 0u;
   }
+  const unsigned column = threadIdx.x % columns;
 
   constexpr std::int64_t chunk = std::int64_t{Threads} * Items;
   for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * chunk; base < n;
@@ -104,32 +131,25 @@ __global__ void __launch_bounds__(Threads)
       valid[i] = index < n;
       ordered[i] = valid[i] ? transform.ordered(keys[index]) : Bits{0};
     }
-    // Per pass: a run of equal digits is counted in a register and added once. Sorted,
-    // constant and low-entropy data then cost few shared-memory atomics (those would
-    // otherwise all hit the same few counters).
 #pragma unroll
     for (int p = 0; p < max_passes; ++p) {
       if (p >= passes) break;
-      unsigned run_digit = 0;
-      std::uint32_t run_length = 0;
+      std::uint32_t* pass_counts = column_counts + p * radix * columns + column;
 #pragma unroll
       for (int i = 0; i < Items; ++i) {
-        if (!valid[i]) continue;
         const unsigned d = static_cast<unsigned>(ordered[i] >> shift[p]) & mask[p];
-        if (d != run_digit && run_length != 0) {
-          atomicAdd(&block_counts[p][run_digit], run_length);
-          run_length = 0;
-        }
-        run_digit = d;
-        ++run_length;
+        if (valid[i]) atomicAdd(pass_counts + d * columns, 1u);
       }
-      if (run_length != 0) atomicAdd(&block_counts[p][run_digit], run_length);
     }
   }
   __syncthreads();
-  for (int i = static_cast<int>(threadIdx.x); i < passes * radix; i += Threads) {
-    const std::uint32_t c = (&block_counts[0][0])[i];
-    if (c != 0) atomicAdd(reinterpret_cast<unsigned long long*>(counts + i), static_cast<unsigned long long>(c));
+  // Per (pass, digit): the sum of its columns, read starting at a different column per
+  // thread so that a warp's reads fall in different banks.
+  for (int e = static_cast<int>(threadIdx.x); e < passes * radix; e += Threads) {
+    const std::uint32_t* row = column_counts + e * columns;
+    std::uint32_t sum = 0;
+    for (int j = 0; j < columns; ++j) sum += row[(j + e) % columns];
+    if (sum != 0) atomicAdd(reinterpret_cast<unsigned long long*>(counts + e), static_cast<unsigned long long>(sum));
   }
 }
 
@@ -160,20 +180,23 @@ struct onesweep_pass_params {
   unsigned long long* ticket;
 };
 
-// The lanes of the warp that hold the same digit as this lane (digit == radix: no key).
+// The lanes of the warp that hold the same digit as this lane (digit == radix: no key,
+// only in a partial tile).
 template <onesweep_ranking Ranking>
-__device__ __forceinline__ unsigned digit_peers(unsigned digit) {
+__device__ __forceinline__ unsigned digit_peers(unsigned digit, bool full_tile) {
   if constexpr (Ranking == onesweep_ranking::match) {
     return __match_any_sync(detail::full_warp_mask, digit);
   } else {
-    const bool has_key = digit < radix;
-    unsigned peers = __ballot_sync(detail::full_warp_mask, has_key);
-    if (!has_key) peers = ~peers;
+    unsigned peers = detail::full_warp_mask;
+    if (!full_tile) {
+      const bool has_key = digit < radix;
+      peers = __ballot_sync(detail::full_warp_mask, has_key);
+      if (!has_key) peers = ~peers;
+    }
 #pragma unroll
     for (int b = 0; b < digit_bits; ++b) {
-      const bool bit = ((digit >> b) & 1u) != 0;
-      const unsigned vote = __ballot_sync(detail::full_warp_mask, bit);
-      peers &= bit ? vote : ~vote;
+      const unsigned vote = __ballot_sync(detail::full_warp_mask, ((digit >> b) & 1u) != 0);
+      peers &= ((digit >> b) & 1u) != 0 ? vote : ~vote;
     }
     return peers;
   }
@@ -192,9 +215,9 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
   using scan_t = block_scan<std::uint32_t, threads>;
 
   struct storage_t {
-    // Per warp and digit: the warp's running count while ranking; then the warp's start
-    // inside the tile (digit start + earlier warps' counts).
-    std::uint32_t warp_counts[warps][radix];
+    // Per warp and digit: first the warp's count of the digit; then where the warp's keys of
+    // the digit start inside the tile, advanced by the ranking as it hands out ranks.
+    std::uint32_t warp_offsets[warps][radix];
     // Where the tile's keys of each digit go: out[global_base[d] + tile position].
     std::int64_t global_base[radix];
     union {
@@ -211,7 +234,7 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
   const int warp = tid >> 5;
 
   if (tid == 0) s.tile = static_cast<std::int64_t>(atomicAdd(p.ticket, 1ull));
-  for (int i = tid; i < warps * radix; i += threads) (&s.warp_counts[0][0])[i] = 0;
+  for (int i = tid; i < warps * radix; i += threads) (&s.warp_offsets[0][0])[i] = 0;
   __syncthreads();
   const std::int64_t tile = s.tile;
   const std::int64_t tile_base = tile * tile_items;
@@ -219,49 +242,50 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
   const int tile_n = left < tile_items ? static_cast<int>(left) : tile_items;
   const bool full_tile = tile_n == tile_items;
 
-  // a. Load, warp-striped.
+  // a. Load, warp-striped. slot[i]: the item's digit (radix: no key, past the end), later
+  //    its rank inside the tile.
   const int warp_first = warp * 32 * items;
   Bits keys[items];
-  // Per item: digit << 16 | rank (the digit radix marks "no key": past the end). One
-  // register for both keeps the kernel inside the register budget of 3 blocks per SM.
-  unsigned slots[items];
+  unsigned slot[items];
 #pragma unroll
   for (int i = 0; i < items; ++i) {
     const int position = warp_first + i * 32 + lane;
     if (full_tile || position < tile_n) {
       keys[i] = p.keys_in[tile_base + position];
-      slots[i] = p.digit(keys[i]) << 16;
+      slot[i] = p.digit(keys[i]);
     } else {
       keys[i] = Bits{0};
-      slots[i] = unsigned{radix} << 16;
+      slot[i] = radix;
     }
   }
 
-  // b. Rank inside the warp.
-  const unsigned lanes_below = (1u << lane) - 1u;
+  // b. Per-warp digit counts. A run of equal digits in a thread's items is added once
+  //    (sorted and low-entropy data then do not serialise on one counter).
+  {
+    unsigned run_digit = slot[0];
+    std::uint32_t run_length = 0;
 #pragma unroll
-  for (int i = 0; i < items; ++i) {
-    const unsigned digit = slots[i] >> 16;
-    const unsigned peers = digit_peers<Ranking>(digit);
-    const int leader = __ffs(static_cast<int>(peers)) - 1;
-    unsigned before = 0;
-    if (lane == leader && digit < radix) {
-      before = s.warp_counts[warp][digit];
-      s.warp_counts[warp][digit] = before + static_cast<unsigned>(__popc(peers));
+    for (int i = 0; i < items; ++i) {
+      if (slot[i] != run_digit) {
+        if (run_digit < radix) atomicAdd(&s.warp_offsets[warp][run_digit], run_length);
+        run_digit = slot[i];
+        run_length = 0;
+      }
+      ++run_length;
     }
-    before = __shfl_sync(detail::full_warp_mask, before, leader);
-    slots[i] |= before + static_cast<unsigned>(__popc(peers & lanes_below));
-    __syncwarp();  // the counter update is seen by the next slot's leader, whichever lane it is
+    if (run_digit < radix) atomicAdd(&s.warp_offsets[warp][run_digit], run_length);
   }
   __syncthreads();
 
-  // c. Per digit: warp starts, the tile's count (published at once), digit starts.
+  // c. Per digit (thread d): the tile's count, published at once so that later tiles can
+  //    look back past this one while it is still ranking; the warps' starts (warp order)
+  //    and the digit's start inside the tile (block scan over the 256 counts).
   std::uint32_t digit_count = 0;
   if (tid < radix) {
 #pragma unroll
     for (int w = 0; w < warps; ++w) {
-      const std::uint32_t c = s.warp_counts[w][tid];
-      s.warp_counts[w][tid] = digit_count;
+      const std::uint32_t c = s.warp_offsets[w][tid];
+      s.warp_offsets[w][tid] = digit_count;
       digit_count += c;
     }
     if (tile == 0) {
@@ -271,11 +295,51 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
     }
   }
   const std::uint32_t digit_start = scan_t(s.scan).exclusive_scan(digit_count, 0u, plus{});
-
-  // d. Look back: keys of this digit in earlier tiles.
   if (tid < radix) {
 #pragma unroll
-    for (int w = 0; w < warps; ++w) s.warp_counts[w][tid] += digit_start;
+    for (int w = 0; w < warps; ++w) s.warp_offsets[w][tid] += digit_start;
+  }
+  __syncthreads();
+
+  // d. Rank inside the warp (warp multi-split) and put each key at its rank in shared
+  //    memory: for item slot i in order, the lanes holding the same digit find each other,
+  //    one of them (the leader) takes the group's ranks from the warp's offset for the
+  //    digit (one atomicAdd), and each lane's rank is that offset plus the peers below it.
+  //    Slots in order, lanes in order: equal digits keep their input order (stable).
+  //    The leader is the group's highest lane: its count of peers at or below it is the
+  //    group's size, so one population count serves both.
+  const unsigned lanes_upto = 0xffffffffu >> (31 - lane);
+#pragma unroll
+  for (int i = 0; i < items; ++i) {
+    const unsigned digit = slot[i];
+    const unsigned peers = digit_peers<Ranking>(digit, full_tile);
+    const int leader = 31 - __clz(static_cast<int>(peers));
+    const auto upto = static_cast<unsigned>(__popc(peers & lanes_upto));
+    unsigned first = 0;
+    if (lane == leader && digit < radix) first = atomicAdd(&s.warp_offsets[warp][digit], upto);
+    first = __shfl_sync(detail::full_warp_mask, first, leader);
+    slot[i] = first + upto - 1u;
+    if (digit < radix) s.exchange.keys[slot[i]] = keys[i];
+    __syncwarp();  // this slot's offset update comes before the next slot's, whichever lane leads
+  }
+
+  // The values' loads are issued now: they travel while the tile looks back and scatters.
+  using value_t = std::conditional_t<has_values, Value, unsigned char>;
+  value_t values[has_values ? items : 1];
+  if constexpr (has_values) {
+#pragma unroll
+    for (int i = 0; i < items; ++i) {
+      const int position = warp_first + i * 32 + lane;
+      if (full_tile || position < tile_n) {
+        values[i] = p.values_in != nullptr ? p.values_in[tile_base + position]
+                                           : static_cast<Value>(tile_base + position);
+      }
+    }
+  }
+
+  // e. Look back (thread d): keys of digit d in the earlier tiles. Done as late as possible:
+  //    the predecessors published their counts while this tile was ranking.
+  if (tid < radix) {
     std::uint64_t earlier = 0;
     if (tile > 0) {
       earlier = p.state.exclusive_count(tile, static_cast<unsigned>(tid));
@@ -285,16 +349,8 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
   }
   __syncthreads();
 
-  // e. Through shared memory, sorted by digit inside the tile, then out in tile order.
-#pragma unroll
-  for (int i = 0; i < items; ++i) {
-    const unsigned digit = slots[i] >> 16;
-    if (digit < radix) {
-      slots[i] += s.warp_counts[warp][digit];  // the rank inside the tile (< 2^16)
-      s.exchange.keys[slots[i] & 0xffffu] = keys[i];
-    }
-  }
-  __syncthreads();
+  // f. Out of shared memory in tile order (now sorted by digit): consecutive threads write
+  //    consecutive addresses of each digit's run.
   unsigned out_digits[items];
 #pragma unroll
   for (int k = 0; k < items; ++k) {
@@ -307,19 +363,11 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
     }
   }
   if constexpr (has_values) {
-    Value values[items];
-#pragma unroll
-    for (int i = 0; i < items; ++i) {
-      const int position = warp_first + i * 32 + lane;
-      if ((slots[i] >> 16) < radix) {
-        values[i] = p.values_in != nullptr ? p.values_in[tile_base + position]
-                                           : static_cast<Value>(tile_base + position);
-      }
-    }
     __syncthreads();  // every key is out of the exchange buffer
 #pragma unroll
     for (int i = 0; i < items; ++i) {
-      if ((slots[i] >> 16) < radix) s.exchange.values[slots[i] & 0xffffu] = values[i];
+      const int position = warp_first + i * 32 + lane;
+      if (full_tile || position < tile_n) s.exchange.values[slot[i]] = values[i];
     }
     __syncthreads();
 #pragma unroll
@@ -334,8 +382,7 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
 
 // ---- host side ----
 
-template <class Policy = void, onesweep_ranking Ranking = onesweep_ranking::match, class Bits, bool IsFloat,
-          class Value>
+template <class Policy = void, class Bits, bool IsFloat, class Value>
 [[nodiscard]] cudaError_t onesweep_sort(void* d_temp, std::size_t& temp_bytes,
                                         const sort_request<Bits, IsFloat, Value>& r, cudaStream_t stream) {
   using policy = std::conditional_t<std::is_void_v<Policy>,
@@ -374,17 +421,20 @@ template <class Policy = void, onesweep_ranking Ranking = onesweep_ranking::matc
   // 1. Every pass's digit counts. As many blocks as are resident, but enough that no
   //    block counts 2^31 keys (its shared counters are 32-bit).
   constexpr auto histogram = onesweep_histogram_kernel<Bits, IsFloat, policy::histogram_threads, policy::histogram_items>;
+  constexpr std::size_t histogram_smem = histogram_smem_bytes<Bits>;
+  SCANLAB_TRY(cudaFuncSetAttribute(histogram, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(histogram_smem)));
   int resident = 0;
   bool cooperative = false;
   SCANLAB_TRY((detail::resident_grid<histogram>(policy::histogram_threads, policy::histogram_blocks_per_sm, resident,
-                                                 cooperative)));
+                                                 cooperative, histogram_smem)));
   const std::int64_t chunks =
       detail::ceil_div<std::int64_t>(n, std::int64_t{policy::histogram_threads} * policy::histogram_items);
   std::int64_t histogram_grid = chunks < resident ? chunks : resident;
   const std::int64_t least = detail::ceil_div<std::int64_t>(n, std::int64_t{1} << 31);
   if (histogram_grid < least) histogram_grid = least;
-  histogram<<<static_cast<unsigned>(histogram_grid), policy::histogram_threads, 0, stream>>>(r.keys_in, n, r.transform,
-                                                                                             r.plan, bins);
+  histogram<<<static_cast<unsigned>(histogram_grid), policy::histogram_threads, histogram_smem, stream>>>(
+      r.keys_in, n, r.transform, r.plan, bins);
   SCANLAB_TRY_LAUNCH();
 
   // 2. Global digit starts.
@@ -407,7 +457,7 @@ template <class Policy = void, onesweep_ranking Ranking = onesweep_ranking::matc
         .ticket = tickets + pass};
     // The sorted keys of the last pass are not wanted when the caller asked for none.
     if (pass == passes - 1 && r.keys_out == nullptr) params.keys_out = nullptr;
-    onesweep_pass_kernel<policy, Ranking><<<static_cast<unsigned>(num_tiles), policy::block_threads, 0, stream>>>(params);
+    onesweep_pass_kernel<policy, policy::ranking><<<static_cast<unsigned>(num_tiles), policy::block_threads, 0, stream>>>(params);
     SCANLAB_TRY_LAUNCH();
   }
   return cudaSuccess;
