@@ -56,7 +56,6 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstddef>
@@ -642,38 +641,6 @@ constexpr std::size_t rows_temp_bytes(std::int64_t n) {
   return 256 + device::tile_state<affine_map<T>>::storage_bytes(detail::ceil_div<std::int64_t>(n, Policy::tile_items));
 }
 
-// The single-pass kernel's resident grid (its shared memory is dynamic: the parked and the
-// staged tile do not fit in the 48 KB of static shared memory) and whether the device
-// launches cooperative grids. Allows the kernel its shared memory on first use; the
-// answer is cached per instantiation and device, as detail::resident_grid does.
-template <class Policy, class Source, class T>
-[[nodiscard]] cudaError_t tiles_kernel_grid(int& max_blocks, bool& cooperative) {
-  constexpr int cached_devices = 64;
-  static std::atomic<int> cache[cached_devices] = {};  // (max_blocks << 1 | cooperative) + 1; 0: not asked yet
-  int device = 0;
-  SCANLAB_TRY(cudaGetDevice(&device));
-  const bool cacheable = device >= 0 && device < cached_devices;
-  if (cacheable) {
-    if (const int packed = cache[device].load(std::memory_order_relaxed); packed != 0) {
-      max_blocks = (packed - 1) >> 1;
-      cooperative = ((packed - 1) & 1) != 0;
-      return cudaSuccess;
-    }
-  }
-  const auto kernel = linrec_tiles_kernel<Policy, Source, T>;
-  constexpr int shared_bytes = static_cast<int>(sizeof(typename linrec_agent<Policy, Source, T>::temp_storage));
-  SCANLAB_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
-  int sms = 0, coop = 0, per_sm = 0;
-  SCANLAB_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SCANLAB_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
-  SCANLAB_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Policy::block_threads, shared_bytes));
-  if (per_sm < 1 || sms < 1) return cudaErrorInvalidConfiguration;  // the kernel cannot run at all
-  max_blocks = sms * per_sm;
-  cooperative = coop != 0;
-  if (cacheable) cache[device].store(((max_blocks << 1) | (cooperative ? 1 : 0)) + 1, std::memory_order_relaxed);
-  return cudaSuccess;
-}
-
 // One sequence (batch == 1, length == n) or a row-major batch. x and/or final_x.
 template <class Policy, class Source, class T>
 [[nodiscard]] cudaError_t dispatch_rows(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
@@ -705,8 +672,11 @@ template <class Policy, class Source, class T>
   linrec_mode mode = options.mode == linrec_mode::automatic ? linrec_mode::cooperative : options.mode;
   int capacity = 0;
   bool cooperative = false;
-  SCANLAB_TRY((tiles_kernel_grid<Policy, Source, T>(capacity, cooperative)));
+  // The kernel's shared memory is dynamic: the parked and the staged tile do not fit in
+  // the 48 KB of static shared memory.
   constexpr std::size_t shared_bytes = sizeof(typename linrec_agent<Policy, Source, T>::temp_storage);
+  SCANLAB_TRY((detail::resident_grid<linrec_tiles_kernel<Policy, Source, T>>(Policy::block_threads, INT_MAX, capacity,
+                                                                            cooperative, shared_bytes)));
   if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
   if (mode == linrec_mode::cooperative && !cooperative) mode = linrec_mode::tickets;
   const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
@@ -726,17 +696,8 @@ template <class Policy, class Source, class T>
                                   .vector_load = aligned(src.p) && (Source::arrays == 1 || aligned(src.q)),
                                   .vector_store = d_x != nullptr && aligned(d_x)};
   if (mode == linrec_mode::cooperative) {
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeCooperative;
-    attribute.val.cooperative = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(grid));
-    config.blockDim = dim3(static_cast<unsigned>(Policy::block_threads));
-    config.dynamicSmemBytes = shared_bytes;
-    config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    return cudaLaunchKernelEx(&config, kernel, params);
+    return detail::launch_cooperative_smem(kernel, static_cast<int>(grid), Policy::block_threads, shared_bytes, stream,
+                                           params);
   }
   SCANLAB_TRY(state.reset(stream));
   kernel<<<static_cast<unsigned>(grid), Policy::block_threads, shared_bytes, stream>>>(params);

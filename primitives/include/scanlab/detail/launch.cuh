@@ -15,7 +15,9 @@ namespace scanlab::detail {
 // shared memory, the same on every call for a given kernel: it is cached) are
 // resident on the current device at once, at most max_blocks_per_sm per SM, and
 // whether the device launches cooperative grids. The queries cost host time that every
-// small call would pay, so the answer is cached per kernel and device.
+// small call would pay, so the answer is cached per kernel and device. A kernel asking for
+// more than the default 48 KB of dynamic shared memory is allowed it here, once per device
+// (every launch of it must then ask for the same dynamic_smem).
 template <auto Kernel>
 [[nodiscard]] cudaError_t resident_grid(int block_threads, int max_blocks_per_sm, int& max_blocks, bool& cooperative,
                                         std::size_t dynamic_smem = 0) {
@@ -30,6 +32,9 @@ template <auto Kernel>
       cooperative = ((packed - 1) & 1) != 0;
       return cudaSuccess;
     }
+  }
+  if (dynamic_smem > 48 * 1024) {
+    SCANLAB_TRY(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_smem)));
   }
   int sms = 0, coop = 0, per_sm = 0;
   SCANLAB_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));

@@ -395,15 +395,7 @@ struct scan_agent {
       // totals after every warp has read this tile's.
       __syncthreads();
       if (parked) {
-        const maybe<T> seed = shared_seed(parked_tile);
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          T chunk[C];
-          unpark(v, chunk);
-          finish(v, chunk, seed);
-          store_chunk(parked_tile, v, chunk);
-          park(v, x[v]);
-        }
+        finish_parked<true>(parked_tile);
       } else {
 #pragma unroll
         for (int v = 0; v < V; ++v) park(v, x[v]);
@@ -416,14 +408,23 @@ struct scan_agent {
       __syncthreads();  // every warp has read the last prefix before warp 0 writes the next
       if (warp == 0) look_back(parked_tile, parked_aggregate);
       __syncthreads();
-      const maybe<T> seed = shared_seed(parked_tile);
+      finish_parked<false>(parked_tile);
+    }
+  }
+
+  // After the barrier that publishes the parked tile's prefix: each thread unparks its
+  // chunks of that tile, applies the prefix and stores them; with ThenPark the current
+  // tile's chunks take their slots (each thread touches only its own slots).
+  template <bool ThenPark>
+  __device__ void finish_parked(std::int64_t tile) {
+    const maybe<T> seed = shared_seed(tile);
 #pragma unroll
-      for (int v = 0; v < V; ++v) {
-        T chunk[C];
-        unpark(v, chunk);
-        finish(v, chunk, seed);
-        store_chunk(parked_tile, v, chunk);
-      }
+    for (int v = 0; v < V; ++v) {
+      T chunk[C];
+      unpark(v, chunk);
+      finish(v, chunk, seed);
+      store_chunk(tile, v, chunk);
+      if constexpr (ThenPark) park(v, x[v]);
     }
   }
 
