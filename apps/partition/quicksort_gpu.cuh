@@ -73,7 +73,7 @@ sort_report run_quicksort(const io::host_array& data, const sort_request& reques
   const std::span<const T> h_in = data.as<T>();
   const std::int64_t n = data.size();
   const std::int64_t alloc = std::max<std::int64_t>(n, 1);
-  const scanlab::quicksort_options options{.leaf_items = request.leaf};
+  const scanlab::quicksort_options options{.leaf_items = request.leaf, .bitonic_leaves = false};
 
   device_buffer<T> d_in(h_in);
   device_buffer<T> d_out(alloc);
@@ -214,7 +214,40 @@ sort_report run_quicksort(const io::host_array& data, const sort_request& reques
     };
     const bench::timing cub_t = harness.time(cub_sort);
     report.rows.push_back(row("scanlab quicksort", harness.time(ours), cub_t.median_ms));
+    if constexpr (std::is_same_v<T, std::uint32_t>) {
+      // The leaf sort the merge sort replaced (bitonic network), keys only, for comparison.
+      if (!request.pairs) {
+        scanlab::quicksort_options bitonic = options;
+        bitonic.bitonic_leaves = true;
+        report.rows.push_back(row("scanlab quicksort (bitonic leaves)", harness.time([&](cudaStream_t s) {
+          SCANLAB_CHECK(scanlab::quicksort(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()), d_out.data(),
+                                           n, s, scanlab::nan_last_less{}, bitonic));
+        }), cub_t.median_ms));
+      }
+    }
     report.rows.push_back(row("cub DeviceRadixSort", cub_t, std::nullopt));
+    {
+      // Where one sort's time goes (each step synchronised, so the parts add up to a little
+      // more than the timed sort); one run, reported as rows without a ratio.
+      scanlab::quicksort_profile profile;
+      scanlab::quicksort_options profiled = options;
+      profiled.profile = &profile;
+      if (request.pairs) {
+        SCANLAB_CHECK(scanlab::quicksort_pairs(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()),
+                                               d_out.data(), static_cast<const std::uint32_t*>(d_index.data()),
+                                               d_index_out.data(), n, nullptr, scanlab::nan_last_less{}, profiled));
+      } else {
+        SCANLAB_CHECK(scanlab::quicksort(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()), d_out.data(), n,
+                                         nullptr, scanlab::nan_last_less{}, profiled));
+      }
+      const auto part = [&](const std::string& what, double ms) {
+        report.rows.push_back(row("  quicksort part: " + what, {ms, ms, ms, 1}, std::nullopt));
+      };
+      part(std::to_string(profile.levels) + " partition levels", profile.levels_ms);
+      part("planning (host)", profile.plan_ms);
+      part("equal runs to the output", profile.copy_ms);
+      part(std::to_string(profile.leaves) + " leaves sorted", profile.leaves_ms);
+    }
     report.rows.push_back(row("thrust::sort (+ input copy)", harness.time(thrust_sort), cub_t.median_ms));
     if (request.cpu_bench && !request.pairs) {
       std::vector<T> work(h_in.begin(), h_in.end());

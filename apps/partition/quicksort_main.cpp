@@ -1,5 +1,6 @@
-// scanlab-quicksort: sorts a dataset on the GPU with scanlab's quicksort (three-way partitions
-// on the decoupled look-back, small segments sorted in shared memory).
+// scanlab-quicksort: sorts a dataset on the GPU with scanlab's quicksort (each level splits
+// every segment three ways around each of 31 sampled pivots; small segments merge-sorted in
+// shared memory).
 //
 //   scanlab-quicksort                                2^24 uniform uint32
 //   scanlab-quicksort -i keys.npy -o sorted.npy
@@ -27,9 +28,9 @@ namespace pa = scanlab::partition_app;
 
 int main(int argc, char** argv) {
   scanlab::cli::app app("scanlab-quicksort",
-                        "Sorts a dataset on the GPU with scanlab's quicksort: median-of-128 pivots, single-pass "
-                        "three-way partitions of all large segments at once, small segments sorted by one block "
-                        "in shared memory. Writes the sorted keys (-o); --validate checks them against std::sort "
+                        "Sorts a dataset on the GPU with scanlab's quicksort: 31 pivots per segment from 256 samples, "
+                        "every large segment split three ways around each pivot at once (63 buckets, all segments "
+                        "of a level in one pass), small segments merge-sorted by one block in shared memory. Writes the sorted keys (-o); --validate checks them against std::sort "
                         "and CUB's radix sort, --bench times them against CUB, thrust::sort (and std::sort with --cpu).",
                         {.dist = scanlab::gen::distribution::uniform, .n = std::int64_t{1} << 24,
                          .type = io::dtype::u32});

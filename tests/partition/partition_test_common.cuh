@@ -257,8 +257,10 @@ void two_way_test() {
 
 // ---- three-way ---------------------------------------------------------------------------
 
+// options: the launch the partitions are forced to take (default: their own choice).
 template <class T>
-void three_way_case(const std::vector<T>& h_in, T pivot, const std::string& label) {
+void three_way_case(const std::vector<T>& h_in, T pivot, const std::string& label,
+                    scanlab::partition_detail::two_way_options options = {}) {
   SCOPED_TRACE(label);
   const auto n = static_cast<std::int64_t>(h_in.size());
   std::vector<T> less, equal, greater;
@@ -279,9 +281,15 @@ void three_way_case(const std::vector<T>& h_in, T pivot, const std::string& labe
     d_temp.fill_bytes(0xa7);
     poison(d_out);
     d_counts.fill_bytes(0x3c);
-    const cudaError_t status =
-        stable ? scanlab::stable_partition_three_way(d_temp.data(), bytes, in, d_out.data(), d_counts.data(), n, pivot)
-               : scanlab::partition_three_way(d_temp.data(), bytes, in, d_out.data(), d_counts.data(), n, pivot);
+    cudaError_t status = cudaSuccess;
+    if (options.mode != scanlab::partition_detail::two_way_mode::automatic || options.max_blocks > 0) {
+      status = scanlab::partition_detail::dispatch_three_way(d_temp.data(), bytes, in, d_out.data(), d_counts.data(), n,
+                                                             pivot, scanlab::nan_last_less{}, stable, nullptr, options);
+    } else {
+      status = stable
+                   ? scanlab::stable_partition_three_way(d_temp.data(), bytes, in, d_out.data(), d_counts.data(), n, pivot)
+                   : scanlab::partition_three_way(d_temp.data(), bytes, in, d_out.data(), d_counts.data(), n, pivot);
+    }
     ASSERT_EQ(status, cudaSuccess);
     SCANLAB_CHECK(cudaDeviceSynchronize());
     const std::vector<std::int64_t> c = d_counts.to_host();
@@ -314,6 +322,21 @@ void three_way_test() {
   if constexpr (std::is_floating_point_v<T>) {  // NaN as the pivot: all NaNs equal, numbers less
     const std::int64_t n = std::min<std::int64_t>(2 * tile_items<T> + 3, max_test_n());
     three_way_case<T>(make_data<T>(pattern::nans, n, seed), std::numeric_limits<T>::quiet_NaN(), "nan pivot");
+  }
+  // Both launch modes with small grids (the deferred look-back and round one on small
+  // inputs), on data with many keys equal to the pivot.
+  using scanlab::partition_detail::two_way_mode;
+  for (const std::int64_t m : capped({5 * tile_items<T> + 77, 13 * tile_items<T> - 1})) {
+    const auto d = make_data<T>(pattern::many_duplicates, m, seed + 5 * static_cast<std::uint64_t>(m));
+    for (const two_way_mode mode : {two_way_mode::cooperative, two_way_mode::tickets}) {
+      for (const int blocks : {1, 3}) {
+        three_way_case<T>(d, pick_pivot(d, seed + static_cast<std::uint64_t>(blocks)),
+                          std::string(mode == two_way_mode::cooperative ? "cooperative" : "tickets") +
+                              " blocks=" + std::to_string(blocks) + " n=" + std::to_string(m),
+                          {mode, blocks});
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
   }
 }
 

@@ -34,9 +34,10 @@
 //   * n is 64-bit; n = 0 writes zero counts. Asynchronous on `stream`; returns the first
 //     failing CUDA status (cudaErrorInvalidValue for n < 0, too little temp storage or a
 //     null count pointer). Never throws.
-//   * Launches: two-way, one kernel (a cooperative grid; where cooperative launch is
-//     unavailable, a memset of the tile states and a regular grid); three-way, a memset and
-//     one kernel. The stable and three-way forms one more small kernel.
+//   * Launches: one kernel, the same agent for two and three ways (a cooperative grid;
+//     where cooperative launch is unavailable, a memset of the tile states and a regular
+//     grid). The stable forms one more small kernel; the three-way forms one more (the
+//     equal run from temp storage to its place).
 #pragma once
 
 #include <scanlab/algorithms/partition_kernels.cuh>
@@ -67,11 +68,16 @@ inline unsigned fixup_grid(std::int64_t n) {
   return static_cast<unsigned>(blocks < 2048 ? blocks : 2048);
 }
 
-// Temp storage of the two-way partition: [slack][tile states]. Counts up to 2^32 - 1 ride
-// in 32 bits (status and count in one 64-bit word); beyond, in 64 bits.
+// Temp storage: [slack][tile states], then for the three-way partition the side buffer of
+// the equal elements (n of them at most). Counts up to 2^32 - 1 ride in 32 bits (the
+// two-way count and its status in one 64-bit word); beyond, in 64 bits.
 template <class Count>
-constexpr std::size_t two_way_temp_bytes(std::int64_t num_tiles) {
-  return 256 + device::tile_state<Count>::storage_bytes(num_tiles);
+constexpr std::size_t one_state_bytes(std::int64_t num_tiles) {
+  return detail::align_up(device::tile_state<typename Count::value_type>::storage_bytes(num_tiles));
+}
+template <class Count>
+constexpr std::size_t state_bytes(std::int64_t num_tiles) {
+  return 256 + Count::size * one_state_bytes<Count>(num_tiles);
 }
 
 // Test and benchmark hooks (users never need them): force a launch mode, cap the grid (so
@@ -81,15 +87,15 @@ struct two_way_options {
   int max_blocks = 0;  // 0: as many as can be resident
 };
 
-template <class Policy, class Count, class InputIt, class OutputIt, class Pred>
-[[nodiscard]] cudaError_t launch_two_way(void* d_temp, InputIt d_in, OutputIt d_out, OutputIt d_rejected,
-                                         bool separate, std::int64_t* d_num_selected, std::int64_t n,
-                                         std::int64_t num_tiles, Pred pred, two_way_options options,
-                                         cudaStream_t stream) {
+// One launch of the agent. Count: class_counts<U, classes - 1>.
+template <class Policy, class Count, class InputIt, class OutputIt, class Classify>
+[[nodiscard]] cudaError_t launch_partition(void* d_temp, InputIt d_in, OutputIt d_out, OutputIt d_rejected,
+                                           OutputIt d_equal, bool separate, std::int64_t* d_counts, std::int64_t n,
+                                           std::int64_t num_tiles, Classify classify, two_way_options options,
+                                           cudaStream_t stream) {
   using T = value_of<InputIt>;
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-  const device::tile_state<Count> state(base, num_tiles);
-  constexpr auto kernel = partition_tiles_kernel<Policy, InputIt, OutputIt, Count, Pred>;
+  constexpr auto kernel = partition_tiles_kernel<Policy, InputIt, OutputIt, Count, Classify>;
   int capacity = 0;
   bool cooperative = false;
   SCANLAB_TRY(detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative));
@@ -101,14 +107,17 @@ template <class Policy, class Count, class InputIt, class OutputIt, class Pred>
     vector_loads = reinterpret_cast<std::uintptr_t>(d_in) % detail::vector_bytes == 0;
   }
   const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
-  const partition_params<InputIt, OutputIt, Count, Pred> params{d_in,  d_out,     d_rejected, separate, vector_loads,
-                                                                d_num_selected, n, num_tiles, pred,     state,
-                                                                mode};
+  partition_params<InputIt, OutputIt, Count, Classify> params{
+      d_in, d_out, d_rejected, d_equal, separate, vector_loads, d_counts, n, num_tiles, classify, {}, mode};
+  for (int k = 0; k < Count::size; ++k) {
+    params.state[k] = device::tile_state<typename Count::value_type>(base + k * one_state_bytes<Count>(num_tiles),
+                                                                     num_tiles);
+  }
   if (mode == two_way_mode::cooperative) {
     // Every tile state is reset inside the kernel, before its grid-wide barrier.
     SCANLAB_TRY(detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params));
   } else {
-    SCANLAB_TRY(state.reset(stream));
+    for (int k = 0; k < Count::size; ++k) SCANLAB_TRY(params.state[k].reset(stream));
     kernel<<<static_cast<unsigned>(grid), Policy::block_threads, 0, stream>>>(params);
     SCANLAB_TRY_LAUNCH();
   }
@@ -123,12 +132,13 @@ template <class Policy = void, class InputIt, class OutputIt, class Pred>
                                            Pred pred, two_way_layout layout, cudaStream_t stream,
                                            two_way_options options = {}) {
   using T = value_of<InputIt>;
-  using policy = std::conditional_t<std::is_void_v<Policy>, default_two_way_policy<T>, Policy>;
+  using policy = std::conditional_t<std::is_void_v<Policy>, default_partition_policy<T>, Policy>;
+  using narrow_t = class_counts<std::uint32_t, 1>;
+  using wide_t = class_counts<std::uint64_t, 1>;
   if (n < 0) return cudaErrorInvalidValue;
   const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, policy::tile_items);
   const bool narrow = n <= static_cast<std::int64_t>(UINT32_MAX);
-  const std::size_t required =
-      narrow ? two_way_temp_bytes<std::uint32_t>(num_tiles) : two_way_temp_bytes<std::uint64_t>(num_tiles);
+  const std::size_t required = narrow ? state_bytes<narrow_t>(num_tiles) : state_bytes<wide_t>(num_tiles);
   if (d_temp == nullptr) {
     temp_bytes = required;
     return cudaSuccess;
@@ -136,12 +146,13 @@ template <class Policy = void, class InputIt, class OutputIt, class Pred>
   if (temp_bytes < required || d_num_selected == nullptr) return cudaErrorInvalidValue;
   if (n == 0) return cudaMemsetAsync(d_num_selected, 0, sizeof(std::int64_t), stream);
   const bool separate = layout == two_way_layout::two_outputs;
+  const by_predicate<Pred> classify{pred};
   if (narrow) {
-    SCANLAB_TRY((launch_two_way<policy, std::uint32_t>(d_temp, d_in, d_out, d_rejected, separate, d_num_selected, n,
-                                                       num_tiles, pred, options, stream)));
+    SCANLAB_TRY((launch_partition<policy, narrow_t>(d_temp, d_in, d_out, d_rejected, d_out, separate, d_num_selected,
+                                                    n, num_tiles, classify, options, stream)));
   } else {
-    SCANLAB_TRY((launch_two_way<policy, std::uint64_t>(d_temp, d_in, d_out, d_rejected, separate, d_num_selected, n,
-                                                       num_tiles, pred, options, stream)));
+    SCANLAB_TRY((launch_partition<policy, wide_t>(d_temp, d_in, d_out, d_rejected, d_out, separate, d_num_selected, n,
+                                                  num_tiles, classify, options, stream)));
   }
   if (layout == two_way_layout::stable) {
     reverse_tail_kernel<<<fixup_grid(n), 256, 0, stream>>>(d_out, n, d_num_selected);
@@ -150,58 +161,38 @@ template <class Policy = void, class InputIt, class OutputIt, class Pred>
   return cudaSuccess;
 }
 
-template <class T>
-struct three_way_layout_bytes {
-  // [slack][ticket][tile states][equal side buffer: n elements]
-  static constexpr std::size_t ticket = 256;
-  static std::size_t states(std::int64_t num_tiles) {
-    return detail::align_up(device::tile_state<three_counts>::storage_bytes(num_tiles));
-  }
-  static std::size_t total(std::int64_t n, std::int64_t num_tiles) {
-    return 256 + ticket + states(num_tiles) + detail::align_up(static_cast<std::size_t>(n) * sizeof(T));
-  }
-};
-
 template <class Policy = void, class InputIt, class OutputIt, class Comp>
 [[nodiscard]] cudaError_t dispatch_three_way(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
                                              std::int64_t* d_counts, std::int64_t n, value_of<InputIt> pivot,
-                                             Comp comp, bool stable, cudaStream_t stream) {
+                                             Comp comp, bool stable, cudaStream_t stream,
+                                             two_way_options options = {}) {
   using T = value_of<InputIt>;
-  static_assert(std::is_pointer_v<InputIt>, "the three-way partition reads a plain device array");
-  using policy = std::conditional_t<std::is_void_v<Policy>, default_partition_policy<T>, Policy>;
-  using layout = three_way_layout_bytes<T>;
+  using policy = std::conditional_t<std::is_void_v<Policy>, default_three_way_policy<T>, Policy>;
+  using narrow_t = class_counts<std::uint32_t, 2>;
+  using wide_t = class_counts<std::uint64_t, 2>;
   if (n < 0) return cudaErrorInvalidValue;
   const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, policy::tile_items);
-  const std::size_t required = layout::total(n, num_tiles);
+  const bool narrow = n <= static_cast<std::int64_t>(UINT32_MAX);
+  const std::size_t states = narrow ? state_bytes<narrow_t>(num_tiles) : state_bytes<wide_t>(num_tiles);
+  const std::size_t required = states + detail::align_up(static_cast<std::size_t>(n) * sizeof(T));
   if (d_temp == nullptr) {
     temp_bytes = required;
     return cudaSuccess;
   }
   if (temp_bytes < required || d_counts == nullptr) return cudaErrorInvalidValue;
   if (n == 0) return cudaMemsetAsync(d_counts, 0, 3 * sizeof(std::int64_t), stream);
-
+  // The side buffer of the equal elements, after the states (aligned: states is a multiple
+  // of 256 past an aligned base, the base at most 255 bytes past d_temp).
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-  auto* ticket = reinterpret_cast<unsigned long long*>(base);
-  unsigned char* states = base + layout::ticket;
-  T* equal_buffer = reinterpret_cast<T*>(states + layout::states(num_tiles));
-  const device::tile_state<three_counts> state(states, num_tiles);
-  // One memset: the ticket and every tile status (they are contiguous).
-  SCANLAB_TRY(cudaMemsetAsync(base, 0, layout::ticket + device::tile_state<three_counts>::reset_bytes(num_tiles),
-                              stream));
-
-  using segments = single_segment<T>;
-  using params_t = partition3_params<T, no_value, Comp, segments>;
-  const auto kernel = partition3_tiles_kernel<policy, T, no_value, Comp, segments>;
-  int capacity = 0;
-  bool cooperative = false;
-  SCANLAB_TRY((detail::resident_grid<partition3_tiles_kernel<policy, T, no_value, Comp, segments>>(
-      policy::block_threads, INT_MAX, capacity, cooperative)));
-  const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
-  const params_t params{d_in,    d_out,   equal_buffer, nullptr, nullptr, nullptr,
-                        comp,    segments{n, num_tiles, state, pivot, d_counts},
-                        num_tiles, ticket};
-  kernel<<<static_cast<unsigned>(grid), policy::block_threads, 0, stream>>>(params);
-  SCANLAB_TRY_LAUNCH();
+  T* equal_buffer = reinterpret_cast<T*>(base + (states - 256));
+  const around_pivot<T, Comp> classify{pivot, comp};
+  if (narrow) {
+    SCANLAB_TRY((launch_partition<policy, narrow_t>(d_temp, d_in, d_out, d_out, equal_buffer, false, d_counts, n,
+                                                    num_tiles, classify, options, stream)));
+  } else {
+    SCANLAB_TRY((launch_partition<policy, wide_t>(d_temp, d_in, d_out, d_out, equal_buffer, false, d_counts, n,
+                                                  num_tiles, classify, options, stream)));
+  }
   place_equal_kernel<<<fixup_grid(2 * n), 256, 0, stream>>>(equal_buffer, d_out, d_counts);
   SCANLAB_TRY_LAUNCH();
   if (stable) {

@@ -1,4 +1,4 @@
-// scanlab/algorithms/quicksort.cuh: quicksort on the GPU, built on the three-way partition.
+// scanlab/algorithms/quicksort.cuh: quicksort on the GPU, three-way partitions around many pivots per level.
 //
 //   std::size_t temp_bytes = 0;
 //   SCANLAB_CHECK(scanlab::quicksort(nullptr, temp_bytes, d_keys_in, d_keys_out, n, stream));
@@ -7,21 +7,28 @@
 //   (quicksort_pairs: the same with values riding along with their keys)
 //
 // The algorithm, level by level (the host drives the recursion):
-//   1. every segment longer than the leaf size gets a pivot: the median of 128 samples drawn
-//      from 128 equal strata of the segment (choose_pivots_kernel);
-//   2. ONE launch partitions all those segments three ways (partition3_tiles_kernel with a
-//      segment table): less | equal | greater, single pass, each segment on its own tile state.
-//      Keys move between two buffers (the output and a temp buffer) from level to level;
-//   3. the host reads the counts, and plans the next level: the equal run of each segment is
-//      in its final place once copied there from the side buffer (copy_runs_kernel); the
-//      less and greater parts are the next level's segments, or, at most leaf-size long,
-//      leaves;
-//   4. leaves are sorted by one block each in shared memory (a bitonic network,
-//      leaf_sort_kernel), many in one launch, straight into the output.
-// Duplicates cannot degrade it: all keys equal to the pivot are finished by the partition
-// that meets them (an all-equal input is one pass). The pivot is an element of its segment,
-// so every level finishes at least one element per segment; with the sampled median a level
-// roughly halves every segment, so a sort takes about log2(n / leaf size) levels.
+//   1. every segment longer than the leaf size gets pivot_count = 31 pivots: evenly spaced
+//      order statistics of 256 samples drawn from 256 equal strata of the segment (the
+//      median of samples, generalised; choose_pivots_kernel);
+//   2. every segment is partitioned three ways around EACH of its pivots at once: 63
+//      buckets, "less than pivot 0 | equal to pivot 0 | between pivots 0 and 1 | equal to
+//      pivot 1 | ... | greater than pivot 30". All segments of a level in three launches:
+//      each tile counts its keys per bucket (bucket_count_kernel), one exclusive scan of
+//      all the counts gives every tile's run of every bucket its place, and each tile
+//      writes its buckets there (bucket_scatter_kernel). Keys move between two buffers
+//      (the output and a temp buffer) from level to level;
+//   3. the host reads the bucket starts and plans the next level: each equal bucket is
+//      finished (copied to the output where the level wrote to the temp buffer,
+//      copy_runs_kernel); the other buckets are the next level's segments, or, at most
+//      leaf-size long, leaves;
+//   4. leaves are sorted by one block each in shared memory (a merge sort,
+//      leaf_merge_sort_kernel), many in one launch, straight into the output.
+// Duplicates cannot degrade it: all keys equal to a pivot are finished by the level that
+// meets them (an all-equal or two-valued input is one level). The pivots are elements of
+// their segment, so every bucket between pivots is smaller than its segment: every level
+// progresses. A level divides the segments by about 32, so a sort takes about
+// log32(n / leaf size) levels (2^28 four-byte keys: 3), each reading the keys twice and
+// writing them once.
 //
 // Contract:
 //   * Keys: int32, uint32, int64, uint64, float, double (any type with operator< works;
@@ -30,10 +37,11 @@
 //   * Not stable (the order of equivalent keys, and so of their values, is unspecified), but
 //     deterministic: the same input gives the same output on every run.
 //   * In place allowed: d_keys_out == d_keys_in (and d_values_out == d_values_in).
-//   * Two-phase temp storage (as CUB): about 2 n keys (+ 2 n values) plus a little. Any alignment.
+//   * Two-phase temp storage (as CUB): n keys (+ n values), plus about 1 KB per 8192 keys for
+//     the bucket counts, plus a little. Any alignment.
 //   * NOT asynchronous: the host plans each level from the previous level's counts, so the
-//     call synchronises `stream` once per partition level (about log2(n / leaf size) times;
-//     never for n <= the leaf size). Returns the first failing CUDA status; never throws.
+//     call synchronises `stream` once per partition level (about log32(n / leaf size)
+//     times; never for n <= the leaf size). Returns the first failing CUDA status; never throws.
 //   * n is 64-bit; n = 0 and n = 1 work.
 #pragma once
 
@@ -41,12 +49,13 @@
 #include <scanlab/algorithms/quicksort_kernels.cuh>
 #include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/util.cuh>
-#include <scanlab/device/tile_state.cuh>
+#include <scanlab/scan.cuh>
 #include <scanlab/error.hpp>
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -55,14 +64,24 @@
 
 namespace scanlab {
 
+// Where a sort's time went (host clock, the stream synchronised at each step; tuning only).
+struct quicksort_profile {
+  double levels_ms = 0;  // pivots, counts, scan, scatter of every level
+  double plan_ms = 0;    // bucket starts to the host, planning the next level
+  double copy_ms = 0;    // equal buckets to the output
+  double leaves_ms = 0;  // leaf sorts (descriptors to the device, the sort launches)
+  int levels = 0;
+  std::int64_t leaves = 0;
+};
+
 // Test and tuning hooks; users never need them.
 struct quicksort_options {
   std::int64_t leaf_items = 0;  // segments up to this size are sorted by one block (0: the largest that fits)
+  bool bitonic_leaves = false;  // sort the leaves with the bitonic network instead of the merge sort
+  quicksort_profile* profile = nullptr;  // where the time went (synchronises after each step)
 };
 
 namespace quicksort_detail {
-
-using partition_detail::three_counts;
 
 // The largest leaf a block sorts: a power of two whose keys (and values) fit in 64 KB of
 // shared memory (16384 four-byte keys, 8192 eight-byte keys or four-byte pairs).
@@ -81,24 +100,32 @@ inline constexpr int small_leaf_threads = 256;
 template <class K, class V>
 struct plan_sizes {
   static constexpr bool has_values = !std::is_same_v<V, no_value>;
-  using policy = partition_detail::default_partition_policy<K>;
+  using tuning = level_tuning<K, V>;
 
   std::int64_t leaf = 0;           // the leaf size in use
   std::int64_t max_segments = 0;   // segments of one level (each longer than the leaf size)
+  std::int64_t max_tiles = 0;      // tiles of one level
   std::int64_t max_leaves = 0;     // leaves held before a sort launch
-  std::size_t state_bytes = 0;     // tile states of one level
+  std::size_t scan_bytes = 0;      // temp storage of the scan of a level's counts
   std::size_t total = 0;
   // Offsets (from the aligned base).
-  std::size_t keys_pingpong = 0, keys_side = 0, values_pingpong = 0, values_side = 0;
-  std::size_t segments = 0, pivots = 0, counts = 0, runs = 0, leaves = 0, ticket = 0, states = 0;
+  std::size_t keys_pingpong = 0, values_pingpong = 0;
+  std::size_t segments = 0, pivots = 0, tile_segment = 0, counts = 0, bucket_starts = 0, runs = 0, leaves = 0,
+              scan = 0;
 
   plan_sizes(std::int64_t n, std::int64_t leaf_items) {
     const std::int64_t cap = leaf_capacity<K, V>();
     leaf = leaf_items <= 0 || leaf_items > cap ? cap : (leaf_items < 2 ? 2 : leaf_items);
     max_segments = n / (leaf + 1) + 1;
-    max_leaves = 4 * max_segments + 64;
-    const std::int64_t max_tiles = n / policy::tile_items + max_segments + 1;
-    state_bytes = static_cast<std::size_t>(24 * max_tiles + 512 * max_segments);
+    max_tiles = n / tuning::tile_items + max_segments + 1;
+    // Leaves per flush: a level adds at most `buckets` per segment (and at most n in all).
+    const std::int64_t per_level = std::min<std::int64_t>(buckets * max_segments, n) + 64;
+    max_leaves = std::min<std::int64_t>(per_level, std::int64_t{1} << 20);
+    const std::int64_t count_entries = buckets * max_tiles;
+    std::int64_t* no_counts = nullptr;
+    if (scanlab::exclusive_sum(nullptr, scan_bytes, no_counts, no_counts, count_entries) != cudaSuccess) {
+      scan_bytes = 0;  // cannot happen for a valid size; dispatch() checks it again
+    }
     std::size_t at = 0;
     const auto take = [&](std::size_t bytes) {
       const std::size_t here = at;
@@ -107,160 +134,161 @@ struct plan_sizes {
     };
     const auto un = static_cast<std::size_t>(n);
     keys_pingpong = take(un * sizeof(K));
-    keys_side = take(un * sizeof(K));
-    if constexpr (has_values) {
-      values_pingpong = take(un * sizeof(V));
-      values_side = take(un * sizeof(V));
-    }
+    if constexpr (has_values) values_pingpong = take(un * sizeof(V));
     const auto segs = static_cast<std::size_t>(max_segments);
-    segments = take(segs * sizeof(segment_desc));
-    pivots = take(segs * sizeof(K));
-    counts = take(segs * 3 * sizeof(std::int64_t));
-    runs = take(segs * sizeof(run_copy));
+    segments = take(segs * sizeof(level_segment));
+    pivots = take(segs * pivot_count * sizeof(K));
+    tile_segment = take(static_cast<std::size_t>(max_tiles) * sizeof(std::int32_t));
+    counts = take(static_cast<std::size_t>(count_entries) * sizeof(std::int64_t));
+    bucket_starts = take(segs * buckets * sizeof(std::int64_t));
+    runs = take(segs * pivot_count * sizeof(run_copy));
     leaves = take(static_cast<std::size_t>(max_leaves) * sizeof(leaf_desc));
-    ticket = take(256);  // directly followed by the states: one memset clears both
-    states = at;
-    at += state_bytes;
+    scan = take(scan_bytes);
     total = at + 256;  // + alignment slack of d_temp
   }
 };
 
-// The tile-state bytes of a segment of `size` elements (aligned for the next one).
-template <class Policy>
-inline std::size_t segment_state_bytes(std::int64_t size) {
-  const std::int64_t tiles = detail::ceil_div<std::int64_t>(size, Policy::tile_items);
-  return detail::align_up(device::tile_state<three_counts>::storage_bytes(tiles));
-}
-
 template <class K, class V, class Comp>
 class driver {
   static constexpr bool has_values = !std::is_same_v<V, no_value>;
-  using policy = partition_detail::default_partition_policy<K>;
   using sizes_t = plan_sizes<K, V>;
-  using table_t = partition_detail::segment_table<K>;
+  using tuning = level_tuning<K, V>;
 
  public:
   driver(unsigned char* base, const sizes_t& sizes, const K* keys_in, K* keys_out, const V* values_in, V* values_out,
-         std::int64_t n, Comp comp, cudaStream_t stream)
-      : base_(base), sizes_(sizes), n_(n), comp_(comp), stream_(stream) {
+         std::int64_t n, Comp comp, const quicksort_options& options, cudaStream_t stream)
+      : base_(base), sizes_(sizes), n_(n), comp_(comp), bitonic_(options.bitonic_leaves), profile_(options.profile),
+        stream_(stream) {
     key_buffers_[0] = keys_in;
     key_buffers_[1] = reinterpret_cast<K*>(base + sizes.keys_pingpong);
     key_buffers_[2] = keys_out;
     keys_out_ = keys_out;
-    keys_side_ = reinterpret_cast<K*>(base + sizes.keys_side);
     if constexpr (has_values) {
       value_buffers_[0] = values_in;
       value_buffers_[1] = reinterpret_cast<V*>(base + sizes.values_pingpong);
       value_buffers_[2] = values_out;
       values_out_ = values_out;
-      values_side_ = reinterpret_cast<V*>(base + sizes.values_side);
     }
   }
 
+  // Profiling only: the time since the last mark (the stream drained) into `phase`.
+  [[nodiscard]] cudaError_t mark(double quicksort_profile::* phase) {
+    if (profile_ == nullptr) return cudaSuccess;
+    SCANLAB_TRY(cudaStreamSynchronize(stream_));
+    const auto now = std::chrono::steady_clock::now();
+    profile_->*phase += std::chrono::duration<double, std::milli>(now - mark_).count();
+    mark_ = now;
+    return cudaSuccess;
+  }
+
   [[nodiscard]] cudaError_t run() {
+    if (profile_ != nullptr) {
+      *profile_ = {};
+      SCANLAB_TRY(cudaStreamSynchronize(stream_));
+      mark_ = std::chrono::steady_clock::now();
+    }
     if (n_ <= sizes_.leaf) {
       leaves_.push_back({0, n_, 0, 0});
       return flush_leaves();
     }
-    std::vector<partition_detail::segment_desc> segments{{0, n_, 0, 0}};
+    std::vector<level_segment> segments{{0, n_, 0, 0}};
     int source = 0;  // buffer of this level's segments: 0 input, then 1, 2, 1, 2, ...
-    std::vector<std::int64_t> counts;
+    std::vector<std::int64_t> starts;
     std::vector<run_copy> runs;
-    std::vector<partition_detail::segment_desc> next;
+    std::vector<level_segment> next;
     while (!segments.empty()) {
       const int target = source == 1 ? 2 : 1;
-      // Tiles and tile states of this level's segments.
       std::int64_t tiles = 0;
-      std::size_t state_bytes = 0;
       for (auto& s : segments) {
         s.first_tile = tiles;
-        s.state_offset = static_cast<std::int64_t>(state_bytes);
-        tiles += detail::ceil_div<std::int64_t>(s.size, policy::tile_items);
-        state_bytes += segment_state_bytes<policy>(s.size);
-      }
-      if (state_bytes > sizes_.state_bytes || static_cast<std::int64_t>(segments.size()) > sizes_.max_segments) {
-        return cudaErrorInvalidValue;  // cannot happen: the bounds of plan_sizes hold for every level
+        s.tiles = detail::ceil_div<std::int64_t>(s.size, tuning::tile_items);
+        tiles += s.tiles;
       }
       const auto num_segments = static_cast<std::int64_t>(segments.size());
-      auto* d_segments = reinterpret_cast<partition_detail::segment_desc*>(base_ + sizes_.segments);
-      auto* d_pivots = reinterpret_cast<K*>(base_ + sizes_.pivots);
-      auto* d_counts = reinterpret_cast<std::int64_t*>(base_ + sizes_.counts);
-      auto* d_ticket = reinterpret_cast<unsigned long long*>(base_ + sizes_.ticket);
-      SCANLAB_TRY(cudaMemcpyAsync(d_segments, segments.data(), segments.size() * sizeof(segments[0]),
-                                  cudaMemcpyHostToDevice, stream_));
-      SCANLAB_TRY(cudaMemsetAsync(d_ticket, 0, sizes_.states - sizes_.ticket + state_bytes, stream_));
-      choose_pivots_kernel<<<static_cast<unsigned>(num_segments), pivot_samples, 0, stream_>>>(
-          d_segments, key_buffers_[source], d_pivots, comp_);
-      SCANLAB_TRY_LAUNCH();
-      SCANLAB_TRY(partition(d_segments, num_segments, d_pivots, d_counts, d_ticket, tiles, source, target));
-      counts.resize(static_cast<std::size_t>(3 * num_segments));
-      SCANLAB_TRY(cudaMemcpyAsync(counts.data(), d_counts, counts.size() * sizeof(std::int64_t),
+      if (tiles > sizes_.max_tiles || num_segments > sizes_.max_segments) {
+        return cudaErrorInvalidValue;  // cannot happen: the bounds of plan_sizes hold for every level
+      }
+      SCANLAB_TRY(level(segments, tiles, source, target));
+      SCANLAB_TRY(mark(&quicksort_profile::levels_ms));
+      if (profile_ != nullptr) ++profile_->levels;
+      starts.resize(static_cast<std::size_t>(buckets * num_segments));
+      SCANLAB_TRY(cudaMemcpyAsync(starts.data(), base_ + sizes_.bucket_starts, starts.size() * sizeof(std::int64_t),
                                   cudaMemcpyDeviceToHost, stream_));
       SCANLAB_TRY(cudaStreamSynchronize(stream_));
 
-      // Plan: equal runs to their place, the two sides to the next level or to the leaves.
+      // Plan: the equal buckets are finished (copied to the output where the level wrote
+      // elsewhere); the others are the next level's segments, or, at most leaf-size long, leaves.
       runs.clear();
       next.clear();
       std::int64_t run_tiles = 0;
       for (std::size_t s = 0; s < segments.size(); ++s) {
         const std::int64_t begin = segments[s].begin;
-        const std::int64_t less = counts[3 * s];
-        const std::int64_t equal = counts[3 * s + 1];
-        const std::int64_t greater = counts[3 * s + 2];
-        if (equal > 0) {
-          runs.push_back({begin, begin + less, equal, run_tiles});
-          run_tiles += detail::ceil_div<std::int64_t>(equal, copy_tile_items);
-        }
-        for (const auto& [part_begin, part_size] : {std::pair{begin, less}, std::pair{begin + less + equal, greater}}) {
-          if (part_size > sizes_.leaf) {
-            next.push_back({part_begin, part_size, 0, 0});
-          } else if (part_size > 0) {
-            leaves_.push_back({part_begin, part_size, target, 0});
+        for (int b = 0; b < buckets; ++b) {
+          const std::int64_t start = starts[s * buckets + b];
+          const std::int64_t end = b + 1 < buckets ? starts[s * buckets + b + 1] : segments[s].size;
+          const std::int64_t size = end - start;
+          if (size <= 0) continue;
+          if (b % 2 == 1) {
+            if (key_buffers_[target] != keys_out_) {
+              runs.push_back({begin + start, begin + start, size, run_tiles});
+              run_tiles += detail::ceil_div<std::int64_t>(size, copy_tile_items);
+            }
+          } else if (size > sizes_.leaf) {
+            next.push_back({begin + start, size, 0, 0});
+          } else {
+            if (static_cast<std::int64_t>(leaves_.size()) == sizes_.max_leaves) SCANLAB_TRY(flush_leaves());
+            leaves_.push_back({begin + start, size, target, 0});
           }
         }
       }
-      if (!runs.empty()) SCANLAB_TRY(copy_runs(runs, run_tiles));
-      if (static_cast<std::int64_t>(leaves_.size()) + 2 * static_cast<std::int64_t>(next.size()) >
-          sizes_.max_leaves - 2) {
-        SCANLAB_TRY(flush_leaves());
-      }
+      SCANLAB_TRY(mark(&quicksort_profile::plan_ms));
+      if (!runs.empty()) SCANLAB_TRY(copy_runs(runs, run_tiles, target));
+      SCANLAB_TRY(mark(&quicksort_profile::copy_ms));
+      SCANLAB_TRY(flush_leaves());
+      SCANLAB_TRY(mark(&quicksort_profile::leaves_ms));
       segments.swap(next);
       source = target;
     }
-    return flush_leaves();
+    return cudaSuccess;
   }
 
  private:
-  [[nodiscard]] cudaError_t partition(const partition_detail::segment_desc* d_segments, std::int64_t num_segments,
-                                      const K* d_pivots, std::int64_t* d_counts, unsigned long long* d_ticket,
-                                      std::int64_t tiles, int source, int target) {
-    using params_t = partition_detail::partition3_params<K, V, Comp, table_t>;
-    const table_t table{d_segments, num_segments, d_pivots, base_ + sizes_.states, d_counts, policy::tile_items};
-    params_t params{};
+  // One level: pivots (and the tile -> segment map), counts, one scan, scatter.
+  [[nodiscard]] cudaError_t level(const std::vector<level_segment>& segments, std::int64_t tiles, int source,
+                                  int target) {
+    const auto num_segments = static_cast<std::int64_t>(segments.size());
+    auto* d_segments = reinterpret_cast<level_segment*>(base_ + sizes_.segments);
+    auto* d_pivots = reinterpret_cast<K*>(base_ + sizes_.pivots);
+    auto* d_tile_segment = reinterpret_cast<std::int32_t*>(base_ + sizes_.tile_segment);
+    auto* d_counts = reinterpret_cast<std::int64_t*>(base_ + sizes_.counts);
+    SCANLAB_TRY(cudaMemcpyAsync(d_segments, segments.data(), segments.size() * sizeof(level_segment),
+                                cudaMemcpyHostToDevice, stream_));
+    choose_pivots_kernel<<<static_cast<unsigned>(num_segments), pivot_samples, 0, stream_>>>(
+        d_segments, key_buffers_[source], d_pivots, d_tile_segment, comp_);
+    SCANLAB_TRY_LAUNCH();
+    level_params<K, V, Comp> params{};
     params.keys_in = key_buffers_[source];
     params.keys_out = const_cast<K*>(key_buffers_[target]);  // targets are 1 and 2: writable buffers
-    params.keys_equal = keys_side_;
     if constexpr (has_values) {
       params.values_in = value_buffers_[source];
       params.values_out = const_cast<V*>(value_buffers_[target]);
-      params.values_equal = values_side_;
     }
+    params.segments = d_segments;
+    params.tile_segment = d_tile_segment;
+    params.pivots = d_pivots;
+    params.counts = d_counts;
+    params.bucket_starts = reinterpret_cast<std::int64_t*>(base_ + sizes_.bucket_starts);
     params.comp = comp_;
-    params.segments = table;
-    params.total_tiles = tiles;
-    params.ticket = d_ticket;
-    const auto kernel = partition_detail::partition3_tiles_kernel<policy, K, V, Comp, table_t>;
-    int capacity = 0;
-    bool cooperative = false;
-    SCANLAB_TRY((detail::resident_grid<partition_detail::partition3_tiles_kernel<policy, K, V, Comp, table_t>>(
-        policy::block_threads, INT_MAX, capacity, cooperative)));
-    const std::int64_t grid = tiles < capacity ? tiles : capacity;
-    kernel<<<static_cast<unsigned>(grid), policy::block_threads, 0, stream_>>>(params);
+    bucket_count_kernel<tuning, K, V, Comp><<<static_cast<unsigned>(tiles), tuning::threads, 0, stream_>>>(params);
+    SCANLAB_TRY_LAUNCH();
+    std::size_t scan_bytes = sizes_.scan_bytes;
+    SCANLAB_TRY(scanlab::exclusive_sum(base_ + sizes_.scan, scan_bytes, d_counts, d_counts, buckets * tiles, stream_));
+    bucket_scatter_kernel<tuning, K, V, Comp><<<static_cast<unsigned>(tiles), tuning::threads, 0, stream_>>>(params);
     SCANLAB_TRY_LAUNCH();
     return cudaSuccess;
   }
 
-  [[nodiscard]] cudaError_t copy_runs(const std::vector<run_copy>& runs, std::int64_t tiles) {
+  [[nodiscard]] cudaError_t copy_runs(const std::vector<run_copy>& runs, std::int64_t tiles, int target) {
     auto* d_runs = reinterpret_cast<run_copy*>(base_ + sizes_.runs);
     SCANLAB_TRY(
         cudaMemcpyAsync(d_runs, runs.data(), runs.size() * sizeof(run_copy), cudaMemcpyHostToDevice, stream_));
@@ -268,22 +296,38 @@ class driver {
     [[maybe_unused]] const V* values_from = nullptr;
     [[maybe_unused]] V* values_to = nullptr;
     if constexpr (has_values) {
-      values_from = values_side_;
+      values_from = value_buffers_[target];
       values_to = values_out_;
     }
     copy_runs_kernel<K, V><<<static_cast<unsigned>(grid), copy_threads, 0, stream_>>>(
-        d_runs, static_cast<std::int64_t>(runs.size()), tiles, keys_side_, keys_out_, values_from, values_to);
+        d_runs, static_cast<std::int64_t>(runs.size()), tiles, key_buffers_[target], keys_out_, values_from,
+        values_to);
     SCANLAB_TRY_LAUNCH();
     return cudaSuccess;
   }
 
-  // Sorts the pending leaves: small ones (a block of 256 threads, little shared memory, many
-  // blocks per SM) and large ones (512 threads, shared memory for the leaf size) apart.
+  // Sorts the pending leaves, in size classes (up to 2048, 8192, the leaf size): each class
+  // one launch whose blocks fit its largest leaf (threads and shared memory), so small
+  // leaves do not hold the resources of the largest.
   [[nodiscard]] cudaError_t flush_leaves() {
     if (leaves_.empty()) return cudaSuccess;
-    std::stable_partition(leaves_.begin(), leaves_.end(), [](const leaf_desc& l) { return l.size <= small_leaf; });
-    const auto small = static_cast<std::int64_t>(
-        std::count_if(leaves_.begin(), leaves_.end(), [](const leaf_desc& l) { return l.size <= small_leaf; }));
+    if (profile_ != nullptr) profile_->leaves += static_cast<std::int64_t>(leaves_.size());
+    constexpr std::int64_t class_bounds[] = {small_leaf, 4 * small_leaf};
+    const auto class_of = [&](const leaf_desc& l) {
+      int c = 0;
+      while (c < 2 && l.size > class_bounds[c]) ++c;
+      return c;
+    };
+    // Grouped by class in one counting pass (a comparison sort of 10^5 leaves costs ms).
+    std::size_t class_start[4] = {};
+    for (const leaf_desc& l : leaves_) ++class_start[class_of(l) + 1];
+    for (int c = 0; c < 3; ++c) class_start[c + 1] += class_start[c];
+    grouped_.resize(leaves_.size());
+    {
+      std::size_t at[3] = {class_start[0], class_start[1], class_start[2]};
+      for (const leaf_desc& l : leaves_) grouped_[at[class_of(l)]++] = l;
+    }
+    leaves_.swap(grouped_);
     auto* d_leaves = reinterpret_cast<leaf_desc*>(base_ + sizes_.leaves);
     SCANLAB_TRY(cudaMemcpyAsync(d_leaves, leaves_.data(), leaves_.size() * sizeof(leaf_desc), cudaMemcpyHostToDevice,
                                 stream_));
@@ -294,23 +338,26 @@ class driver {
     }
     params.keys_out = keys_out_;
     if constexpr (has_values) params.values_out = values_out_;
-    const auto kernel = leaf_sort_kernel<K, V, Comp>;
-    const auto large = static_cast<std::int64_t>(leaves_.size()) - small;
-    if (small > 0) {
-      params.leaves = d_leaves;
-      const std::size_t smem = leaf_smem_bytes<K, V>(small_leaf);
-      kernel<<<static_cast<unsigned>(small), small_leaf_threads, smem, stream_>>>(params, comp_);
-      SCANLAB_TRY_LAUNCH();
+    // The merge sort (threads * merge_items >= the leaf size), or the bitonic network (hook).
+    const auto kernel = bitonic_ ? leaf_sort_kernel<K, V, Comp> : leaf_merge_sort_kernel<K, V, Comp>;
+    SCANLAB_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     static_cast<int>(leaf_smem_bytes<K, V>(static_cast<int>(sizes_.leaf)))));
+    for (int c = 0; c < 3; ++c) {
+      const std::size_t first = class_start[c];
+      const std::size_t last = class_start[c + 1];
+      if (last > first) {
+        const std::int64_t bound = c < 2 && class_bounds[c] < sizes_.leaf ? class_bounds[c] : sizes_.leaf;
+        const std::int64_t warps = detail::ceil_div<std::int64_t>(detail::ceil_div<std::int64_t>(bound, merge_items), 32);
+        const int threads = bitonic_ ? (bound <= small_leaf ? small_leaf_threads : leaf_threads) : static_cast<int>(32 * warps);
+        params.leaves = d_leaves + first;
+        kernel<<<static_cast<unsigned>(last - first), threads, leaf_smem_bytes<K, V>(static_cast<int>(bound)), stream_>>>(
+            params, comp_);
+        SCANLAB_TRY_LAUNCH();
+      }
     }
-    if (large > 0) {
-      params.leaves = d_leaves + small;
-      const std::size_t smem = leaf_smem_bytes<K, V>(static_cast<int>(sizes_.leaf));
-      SCANLAB_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-      kernel<<<static_cast<unsigned>(large), leaf_threads, smem, stream_>>>(params, comp_);
-      SCANLAB_TRY_LAUNCH();
-    }
-    // The host vector is reused only after the copy above has read it (pageable host-to-device
-    // copies return once the data is staged).
+    // The leaf descriptors are read by the device before the host vector is reused: the
+    // copy above is synchronous for pageable memory, or (if the sort continues) the next
+    // level's cudaStreamSynchronize comes first.
     leaves_.clear();
     return cudaSuccess;
   }
@@ -319,14 +366,16 @@ class driver {
   const sizes_t& sizes_;
   std::int64_t n_;
   Comp comp_;
+  bool bitonic_;
+  quicksort_profile* profile_;
+  std::chrono::steady_clock::time_point mark_ = std::chrono::steady_clock::now();
   cudaStream_t stream_;
   const K* key_buffers_[3] = {};
   const V* value_buffers_[3] = {};
   K* keys_out_ = nullptr;
-  K* keys_side_ = nullptr;
   V* values_out_ = nullptr;
-  V* values_side_ = nullptr;
   std::vector<leaf_desc> leaves_;
+  std::vector<leaf_desc> grouped_;  // flush_leaves' scratch
 };
 
 template <class K, class V, class Comp>
@@ -342,7 +391,7 @@ template <class K, class V, class Comp>
   if (temp_bytes < sizes.total) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-  driver<K, V, Comp> d(base, sizes, keys_in, keys_out, values_in, values_out, n, comp, stream);
+  driver<K, V, Comp> d(base, sizes, keys_in, keys_out, values_in, values_out, n, comp, options, stream);
   return d.run();
 }
 
