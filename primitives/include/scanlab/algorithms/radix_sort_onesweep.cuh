@@ -17,7 +17,7 @@
 //           "aggregate" (radix_sort_digit_state.cuh), before the tile ranks anything; a
 //           block scan over the 256 counts gives each digit's start inside the tile;
 //        d. rank inside each warp (warp multi-split): for item slot i in order, the lanes
-//           holding the same digit find each other (8 ballots, or match.any), the highest
+//           holding the same digit find each other (8 ballots, or match.any), the lowest
 //           of them takes the group's ranks from the warp's offset for that digit (one
 //           atomicAdd), and each lane's rank is that offset plus the peers below it. Slots
 //           in order, lanes in order: equal digits keep their input order (stable). Each
@@ -27,7 +27,8 @@
 //           d go: global digit start + keys of d in earlier tiles. The look-back comes as
 //           late as it can: the predecessors published their counts before they ranked;
 //        f. the sorted tile is read back in order and written out: consecutive threads write
-//           consecutive addresses of each digit's run. Values (loaded before the look-back)
+//           consecutive addresses of each digit's run (32-bit destinations and no bounds
+//           checks in full tiles of sorts below 2^31 keys). Values (loaded before the look-back)
 //           follow the same ranks through shared memory.
 // Traffic per 32-bit key: the keys are read 5 times (histogram + 4 passes) and written 4
 // times (values: read and written once per pass); the multi-pass sort reads them 8 times
@@ -62,7 +63,8 @@ enum class onesweep_ranking {
 //          1.0 ms histogram (0.54 ms now);
 //   pairs (4-byte values): 384 x 16 (2 blocks/SM) 10.28 ms; 512 x 12 10.60; 256 x 20 10.74;
 //          384 x 12 (3 blocks/SM) 11.14.
-// Ranking by 8 ballots: 7.09 ms on uniform keys against 10.4 with match.any, which is
+// Ranking by 8 ballots: 6.09 ms on uniform keys (7.09 before the ballot combination
+// peers &= ~(vote ^ ones) and the 32-bit scatter) against 10.8 with match.any, which is
 // faster only when a warp holds few distinct digits (constant keys 4.10 against 6.97).
 // Thread d < 256 owns digit d in the per-digit steps. The tile's keys (or values) must fit
 // the static shared memory (48 KB) with the per-warp offsets.
@@ -180,23 +182,25 @@ struct onesweep_pass_params {
   unsigned long long* ticket;
 };
 
-// The lanes of the warp that hold the same digit as this lane (digit == radix: no key,
-// only in a partial tile).
-template <onesweep_ranking Ranking>
-__device__ __forceinline__ unsigned digit_peers(unsigned digit, bool full_tile) {
+// The lanes of the warp that hold the same digit as this lane (digit == radix: no key).
+// Partial: some lanes may hold no key (only in the tile that ends the input).
+template <onesweep_ranking Ranking, bool Partial>
+__device__ __forceinline__ unsigned digit_peers(unsigned digit) {
   if constexpr (Ranking == onesweep_ranking::match) {
     return __match_any_sync(detail::full_warp_mask, digit);
   } else {
     unsigned peers = detail::full_warp_mask;
-    if (!full_tile) {
+    if constexpr (Partial) {
       const bool has_key = digit < radix;
       peers = __ballot_sync(detail::full_warp_mask, has_key);
       if (!has_key) peers = ~peers;
     }
 #pragma unroll
     for (int b = 0; b < digit_bits; ++b) {
-      const unsigned vote = __ballot_sync(detail::full_warp_mask, ((digit >> b) & 1u) != 0);
-      peers &= ((digit >> b) & 1u) != 0 ? vote : ~vote;
+      // ones where this lane's bit b is set: the lanes agreeing on bit b are ~(vote ^ ones)
+      const unsigned ones = 0u - ((digit >> b) & 1u);
+      const unsigned vote = __ballot_sync(detail::full_warp_mask, ones != 0u);
+      peers &= ~(vote ^ ones);
     }
     return peers;
   }
@@ -218,8 +222,12 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
     // Per warp and digit: first the warp's count of the digit; then where the warp's keys of
     // the digit start inside the tile, advanced by the ranking as it hands out ranks.
     std::uint32_t warp_offsets[warps][radix];
-    // Where the tile's keys of each digit go: out[global_base[d] + tile position].
-    std::int64_t global_base[radix];
+    // Where the tile's keys of each digit go: out[global_base + tile position]; 32-bit
+    // when every position of the sort fits 31 bits (fewer instructions per key).
+    union {
+      std::int64_t wide[radix];
+      std::int32_t narrow[radix];
+    } global_base;
     union {
       Bits keys[tile_items];
       Value values[tile_items];
@@ -306,21 +314,28 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
   //    one of them (the leader) takes the group's ranks from the warp's offset for the
   //    digit (one atomicAdd), and each lane's rank is that offset plus the peers below it.
   //    Slots in order, lanes in order: equal digits keep their input order (stable).
-  //    The leader is the group's highest lane: its count of peers at or below it is the
-  //    group's size, so one population count serves both.
-  const unsigned lanes_upto = 0xffffffffu >> (31 - lane);
+  const unsigned lanes_below = (1u << lane) - 1u;
+  const auto rank = [&](auto partial) {
+    constexpr bool is_partial = decltype(partial)::value;
 #pragma unroll
-  for (int i = 0; i < items; ++i) {
-    const unsigned digit = slot[i];
-    const unsigned peers = digit_peers<Ranking>(digit, full_tile);
-    const int leader = 31 - __clz(static_cast<int>(peers));
-    const auto upto = static_cast<unsigned>(__popc(peers & lanes_upto));
-    unsigned first = 0;
-    if (lane == leader && digit < radix) first = atomicAdd(&s.warp_offsets[warp][digit], upto);
-    first = __shfl_sync(detail::full_warp_mask, first, leader);
-    slot[i] = first + upto - 1u;
-    if (digit < radix) s.exchange.keys[slot[i]] = keys[i];
-    __syncwarp();  // this slot's offset update comes before the next slot's, whichever lane leads
+    for (int i = 0; i < items; ++i) {
+      const unsigned digit = slot[i];
+      const unsigned peers = digit_peers<Ranking, is_partial>(digit);
+      const int leader = __ffs(static_cast<int>(peers)) - 1;
+      unsigned first = 0;
+      if (lane == leader && (!is_partial || digit < radix)) {
+        first = atomicAdd(&s.warp_offsets[warp][digit], static_cast<unsigned>(__popc(peers)));
+      }
+      first = __shfl_sync(detail::full_warp_mask, first, leader);
+      slot[i] = first + static_cast<unsigned>(__popc(peers & lanes_below));
+      if (!is_partial || digit < radix) s.exchange.keys[slot[i]] = keys[i];
+      __syncwarp();  // this slot's offset update comes before the next slot's, whichever lane leads
+    }
+  };
+  if (full_tile) {
+    rank(std::false_type{});
+  } else {
+    rank(std::true_type{});
   }
 
   // The values' loads are issued now: they travel while the tile looks back and scatters.
@@ -339,27 +354,59 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
 
   // e. Look back (thread d): keys of digit d in the earlier tiles. Done as late as possible:
   //    the predecessors published their counts while this tile was ranking.
+  //    The destination base is never negative: the keys of smaller digits in this tile
+  //    (digit_start) are among all keys of smaller digits (the global start).
+  const bool narrow = p.n <= std::int64_t{INT32_MAX};
   if (tid < radix) {
     std::uint64_t earlier = 0;
     if (tile > 0) {
       earlier = p.state.exclusive_count(tile, static_cast<unsigned>(tid));
       p.state.publish_inclusive(tile, static_cast<unsigned>(tid), earlier + digit_count);
     }
-    s.global_base[tid] = static_cast<std::int64_t>(p.bins[tid] + earlier) - static_cast<std::int64_t>(digit_start);
+    const auto base = static_cast<std::int64_t>(p.bins[tid] + earlier) - static_cast<std::int64_t>(digit_start);
+    if (narrow) {
+      s.global_base.narrow[tid] = static_cast<std::int32_t>(base);
+    } else {
+      s.global_base.wide[tid] = base;
+    }
   }
   __syncthreads();
 
   // f. Out of shared memory in tile order (now sorted by digit): consecutive threads write
-  //    consecutive addresses of each digit's run.
+  //    consecutive addresses of each digit's run. The common case (a full tile of a sort of
+  //    fewer than 2^31 keys) has no bounds checks and 32-bit destinations, kept in
+  //    registers for the values.
+  if (full_tile && narrow) {
+    std::int32_t destination[items];
+#pragma unroll
+    for (int k = 0; k < items; ++k) {
+      const int position = k * threads + tid;
+      const Bits key = s.exchange.keys[position];
+      destination[k] = s.global_base.narrow[p.digit(key)] + position;
+      if (p.keys_out != nullptr) p.keys_out[destination[k]] = key;
+    }
+    if constexpr (has_values) {
+      __syncthreads();  // every key is out of the exchange buffer
+#pragma unroll
+      for (int i = 0; i < items; ++i) s.exchange.values[slot[i]] = values[i];
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < items; ++k) p.values_out[destination[k]] = s.exchange.values[k * threads + tid];
+    }
+    return;
+  }
+  const auto base_of = [&](unsigned digit) -> std::int64_t {
+    return narrow ? std::int64_t{s.global_base.narrow[digit]} : s.global_base.wide[digit];
+  };
   unsigned out_digits[items];
 #pragma unroll
   for (int k = 0; k < items; ++k) {
     const int position = k * threads + tid;
     out_digits[k] = 0;
-    if (full_tile || position < tile_n) {
+    if (position < tile_n) {
       const Bits key = s.exchange.keys[position];
       out_digits[k] = p.digit(key);
-      if (p.keys_out != nullptr) p.keys_out[s.global_base[out_digits[k]] + position] = key;
+      if (p.keys_out != nullptr) p.keys_out[base_of(out_digits[k]) + position] = key;
     }
   }
   if constexpr (has_values) {
@@ -367,15 +414,13 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
 #pragma unroll
     for (int i = 0; i < items; ++i) {
       const int position = warp_first + i * 32 + lane;
-      if (full_tile || position < tile_n) s.exchange.values[slot[i]] = values[i];
+      if (position < tile_n) s.exchange.values[slot[i]] = values[i];
     }
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < items; ++k) {
       const int position = k * threads + tid;
-      if (full_tile || position < tile_n) {
-        p.values_out[s.global_base[out_digits[k]] + position] = s.exchange.values[position];
-      }
+      if (position < tile_n) p.values_out[base_of(out_digits[k]) + position] = s.exchange.values[position];
     }
   }
 }
