@@ -244,7 +244,7 @@ sort_report run_quicksort(const io::host_array& data, const sort_request& reques
         report.rows.push_back(row("  quicksort part: " + what, {ms, ms, ms, 1}, std::nullopt));
       };
       part(std::to_string(profile.levels) + " partition levels", profile.levels_ms);
-      part("planning (host)", profile.plan_ms);
+      part("planning the next level", profile.plan_ms);
       part("equal runs to the output", profile.copy_ms);
       part(std::to_string(profile.leaves) + " leaves sorted", profile.leaves_ms);
     }

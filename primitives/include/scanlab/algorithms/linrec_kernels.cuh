@@ -12,29 +12,25 @@
 // constant map (0, f(x0_k)), which cuts every dependence on what came before (a = 0 is a
 // reset, see affine_map below), so the whole batch is one scan over one long array.
 //
-// A tile (Policy::block_threads x Policy::items_per_thread elements) uses the layout of
-// the production scan (device/scan_kernel.cuh): chunk v of lane l in warp w holds the C
-// consecutive elements starting at  w * 32 * Items + v * 32 * C + l * C  (C x sizeof(T)
-// = 16 bytes), so a warp reads 32 x 16 contiguous bytes of a and of b per chunk slot with
-// one 16-byte load per lane each, and writes x the same way. Steps:
-//   1. each chunk's maps are composed serially (its "chunk map");
-//   2. per chunk slot, a warp scan of the 32 chunk maps (lane prefixes, slot total);
-//      the slot totals folded in order give the warp total; block_scan::scan_warp_totals
-//      gives the earlier warps' map and the tile's aggregate;
-//   3. each chunk's prefix map inside the tile (earlier warps, slots, lanes) is formed and
-//      folded into the chunk's first map, so the chunk alone describes everything from
-//      the tile's start to its own items; the tile publishes its aggregate and PARKS its
-//      a and b in shared memory;
-//   4. the block scans the next tile (publishing its aggregate too) and only then looks
+// A tile (Policy::block_threads x Policy::items_per_thread elements) goes through shared
+// memory: it is copied in coalesced (cp.async, B - 2 tiles ahead) and each thread then
+// works on its own items CONSECUTIVE (a blocked arrangement: thread t holds items
+// t * items ... ; each warp's part of a tile is the same 32 x items elements in both
+// arrangements, so only warp barriers order the copies). Steps:
+//   1. each thread composes its maps (the recurrence from state 0 for b, a tree product
+//      for a: no per-step operator rules needed, see compose());
+//   2. ONE warp scan of the thread compositions; block_scan::scan_warp_totals scans the
+//      warp totals and gives the tile's aggregate; each thread keeps its prefix inside the
+//      tile in registers; the tile publishes its aggregate and stays PARKED in its buffer
+//      (its maps: sequence starts made resets and converted maps are written back);
+//   3. the block scans its next tile (publishing its aggregate too) and only then looks
 //      back for the parked one (tile_state of affine maps: the canonical, deterministic
 //      prefix E). Its aggregate and those before it were published a step earlier, so
 //      the look-back seldom waits: the deferred look-back of the production scan;
-//   5. the finish is done on STATES, not maps: the state entering the tile is E(.)
-//      (a constant: E always contains element 0, a reset); each parked chunk re-runs its
-//      recurrence x = a x + b from there (its first map carries the chunk's prefix). So
-//      no per-element composed map is ever kept: the parked a and b, and x replaces b.
-// The next tile's a and b are copied to shared memory asynchronously (cp.async) while a
-// tile is scanned and the parked one finished, so no registers hold a prefetched tile.
+//   4. the finish is done on STATES, not maps: the state entering the tile is E(.) (a
+//      constant: E always contains element 0, a reset); each thread applies its prefix to
+//      it and re-runs its items' recurrence x = a x + b from the maps in the buffer; x goes
+//      over b and each warp stores its part coalesced. The buffer then takes a new tile.
 // Every grouping depends only on n and the tile shape: results are bitwise identical
 // from run to run, in every launch mode.
 //
@@ -157,22 +153,27 @@ struct ema_source {
 
 // ---- tuning ----
 
-// A tile shape: threads per block, items per thread (whole 16-byte chunks), the resident
-// blocks per SM __launch_bounds__ must leave room for, and whether the next tile is
-// prefetched (copied asynchronously to shared memory while the current one is scanned:
-// a second tile of shared memory per block, no registers).
+// A tile shape: threads per block, items per thread (whole 16-byte words), the resident
+// blocks per SM __launch_bounds__ must leave room for, and whether later tiles are
+// prefetched: copied asynchronously into a third tile buffer of shared memory while the
+// current one is scanned and the parked one finished, and asked of L2 `l2_ahead` tiles
+// further ahead (no registers either way). Without prefetch each tile is copied in when
+// its scan starts (two buffers: the parked tile and the current one).
 template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm, bool Prefetch>
 struct linrec_policy {
   static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
   static constexpr int min_blocks_per_sm = MinBlocksPerSm;
   static constexpr bool prefetch = Prefetch;
+  static constexpr int buffers = Prefetch ? 3 : 2;
+  static constexpr int l2_ahead = Prefetch ? 2 : 0;
   static constexpr int tile_items = BlockThreads * ItemsPerThread;
 };
 
 // sm_90 (H100). Measured in the H100 session recorded in primitives/docs/linrec.md: see the
-// tuning table there. 64 bytes of a and 64 of b per thread, prefetch on: one block of 512
-// per SM (128 registers a thread; 128 KB of shared memory: the parked and the staged tile).
+// tuning table there. 64 bytes of a and 64 of b per thread (16 floats, 8 doubles), prefetch
+// on: one block of 512 per SM (three 64 KB tile buffers: the parked, the scanned and the
+// staged tile, and the sequence starts' initial states: 198 KB of shared memory, 204 for double).
 template <class T>
 struct linrec_tuning_sm90 {
   using policy = linrec_policy<512, static_cast<int>(64 / sizeof(T)), 1, true>;
@@ -209,6 +210,12 @@ struct linrec_params {
   bool vector_store;  // x is 16-byte aligned
 };
 
+// A nonzero product of nonzero factors stays nonzero (the underflow rule of affine_then).
+template <class T>
+__device__ __forceinline__ T keep_nonzero(T product) {
+  return product == T(0) ? std::copysign(smallest_subnormal<T>(), product) : product;
+}
+
 template <class Policy, class Source, class T>
 struct linrec_agent {
   using map_t = affine_map<T>;
@@ -217,398 +224,446 @@ struct linrec_agent {
 
   static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "linear recurrences over float or double");
   static constexpr int block_threads = Policy::block_threads;
-  static constexpr int C = static_cast<int>(16 / sizeof(T));  // items per 16-byte chunk
-  static constexpr int V = Policy::items_per_thread / C;      // chunks per thread
-  static_assert(V >= 1 && V * C == Policy::items_per_thread, "items per thread must be whole 16-byte chunks");
-  static constexpr std::int64_t warp_items = 32 * Policy::items_per_thread;
+  static constexpr int items = Policy::items_per_thread;
+  static constexpr int C = static_cast<int>(16 / sizeof(T));  // items per 16-byte word
+  static constexpr int W = items / C;                         // words per thread and array
+  static_assert(W >= 1 && W <= 8 && (W & (W - 1)) == 0 && W * C == items,
+                "items per thread must be 1, 2, 4 or 8 16-byte words");
+  static constexpr int B = Policy::buffers;
+  static_assert(B >= 2, "a parked and a current tile at least");
+  static constexpr int in_flight = B - 2;  // tiles whose copies may still be pending when one is taken
+  static constexpr int warp_items = 32 * items;
+  static constexpr int warp_words = 32 * W;
+  static constexpr int tile_words = block_threads * W;
   static constexpr std::int64_t tile_items = Policy::tile_items;
+  // The (a, b) source needs no conversion: what is copied in are the maps.
+  static constexpr bool maps_as_read = std::is_same_v<Source, ab_source<T>>;
 
   struct temp_storage {
-    // The tile waiting for its prefix: the a and b of each chunk, [chunk][thread] so that
-    // a warp touches consecutive 16-byte words. Each thread parks and unparks only its
-    // own chunks, so the buffer itself needs no barrier.
-    uint4 parked_a[V][block_threads];
-    uint4 parked_b[V][block_threads];
-    // The next tile's operands, copied in asynchronously (prefetch), same layout.
-    uint4 staged_p[Policy::prefetch ? V : 1][block_threads];
-    uint4 staged_q[Policy::prefetch && Source::arrays == 2 ? V : 1][block_threads];
+    // B tiles of maps: tile i of the block in buffer i % B (the parked one, the one being
+    // scanned, the ones being copied in). Raw operands are copied in; the scan turns them
+    // into maps in place (except for the (a, b) source) and makes sequence starts resets,
+    // so that the finish reads maps; the finish writes x over b.
+    uint4 a[B][tile_words];
+    uint4 b[B][tile_words];
+    // The initial state of the sequence that starts in the thread's items of a tile, copied
+    // in with the tile (batches with x0s and sequences of at least `items`): a load at
+    // scan time would put a memory round trip into every tile's critical path.
+    T start_state[B][block_threads];
     typename block_scan_t::temp_storage scan;
     scan_detail::raw_slot<map_t> tile_prefix;
     std::int64_t next_tile;
   };
 
-  using items_t = T[V][C];
-
   const params_t& p;
   temp_storage& s;
   const int warp;
   const int lane;
+  const int swizzle;  // the thread's word j lies at word thread * W + (j ^ swizzle)
 
-  T a[V][C];  // the maps of the tile being scanned (after scan_local, each chunk's first
-  T b[V][C];  // map carries everything in the tile before the chunk)
   map_t aggregate;  // the tile's map
-  // The parked tile: its index and aggregate (for the look-back) in registers, its a and
-  // b in shared memory.
+  map_t prefix;     // the maps of the tile before the thread's items (if has_prefix)
+  bool has_prefix = false;
+  // The parked tile: its index, aggregate (for the look-back) and the thread's prefix
+  // inside it in registers, its maps in shared memory.
   std::int64_t parked_tile = 0;
   map_t parked_aggregate;
+  map_t parked_prefix;
+  bool parked_has_prefix = false;
 
   __device__ linrec_agent(const params_t& params, temp_storage& storage)
-      : p(params), s(storage), warp(static_cast<int>(threadIdx.x / 32)), lane(static_cast<int>(threadIdx.x % 32)) {}
+      : p(params),
+        s(storage),
+        warp(static_cast<int>(threadIdx.x / 32)),
+        lane(static_cast<int>(threadIdx.x % 32)),
+        swizzle(swizzle_of(static_cast<int>(threadIdx.x))) {}
+
+  // ---- where things are ----
+
+  // Thread t's W words are consecutive in the tile. Stored plainly, a quarter warp reading
+  // word j of 8 threads (16-byte accesses) would hit only 8 / W of the 8 bank groups;
+  // XOR-ing the word index with (lane * W / 8) % W spreads them over all 8. The coalesced
+  // accesses (8 consecutive words) stay inside one 128-byte row: conflict free too.
+  __host__ __device__ static constexpr int swizzle_of(int thread) { return ((thread % 32) * W / 8) % W; }
+  __device__ static int physical(int word) {
+    const int owner = word / W;
+    return owner * W + ((word % W) ^ swizzle_of(owner));
+  }
+  // Item e of a tile (by position) in a buffer.
+  __device__ static T& item(uint4* buffer, int e) { return reinterpret_cast<T*>(buffer + physical(e / C))[e % C]; }
+  // Item c of the thread's own items.
+  __device__ T& own_item(uint4* buffer, int c) const {
+    return reinterpret_cast<T*>(buffer + threadIdx.x * W + ((c / C) ^ swizzle))[c % C];
+  }
 
   __device__ bool is_full(std::int64_t tile) const { return tile * tile_items + tile_items <= p.n; }
-  __device__ std::int64_t thread_base(std::int64_t tile) const { return tile * tile_items + warp * warp_items + lane * C; }
-
-  // ---- I/O ----
-  // Element accesses (partial tiles, misaligned arrays) address item o of the thread as
-  // pointer + o with o a compile-time constant, and test o < remaining: no 64-bit index
-  // per item, so this rarely used path costs no registers on the fast one.
-
-  // Items of the thread at or past the end of the array: those with o >= remaining.
+  __device__ std::int64_t thread_base(std::int64_t tile) const { return tile * tile_items + threadIdx.x * items; }
+  // The thread's items in a tile that exist (the others are past the end of the array).
   __device__ int remaining(std::int64_t tile) const {
     const std::int64_t left = p.n - thread_base(tile);
-    return left < 0 ? 0 : (left > tile_items ? static_cast<int>(tile_items) : static_cast<int>(left));
-  }
-  __host__ __device__ static constexpr int offset(int v, int c) { return v * 32 * C + c; }
-
-  // The raw operand values of a tile (past the end: left unset, prepare() ignores them).
-  __device__ void load(items_t& pv, items_t& qv, std::int64_t tile) const {
-    const std::int64_t base = thread_base(tile);
-    if (tile * tile_items + tile_items <= p.n && p.vector_load) {
-      load_vectors(p.src.p + base, pv);
-      if constexpr (Source::arrays == 2) load_vectors(p.src.q + base, qv);
-      return;
-    }
-    const int left = remaining(tile);
-    const T* ps = p.src.p + base;
-    const T* qs = p.src.q + base;
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-#pragma unroll
-      for (int c = 0; c < C; ++c) {
-        if (offset(v, c) < left) {
-          pv[v][c] = ps[offset(v, c)];
-          if constexpr (Source::arrays == 2) qv[v][c] = qs[offset(v, c)];
-        }
-      }
-    }
+    return left < 0 ? 0 : (left > items ? items : static_cast<int>(left));
   }
 
-  __device__ static void load_vectors(const T* from, items_t& to) {
-    const uint4* source = reinterpret_cast<const uint4*>(from);
-    uint4 raw[V];
-#pragma unroll
-    for (int v = 0; v < V; ++v) raw[v] = __ldg(source + v * 32);
-#pragma unroll
-    for (int v = 0; v < V; ++v) std::memcpy(to[v], &raw[v], sizeof(to[v]));
-  }
+  // ---- moving tiles: global <-> shared, coalesced; each warp moves only its own part ----
+  // A warp's part of a tile is the same in the coalesced and the blocked arrangement (its
+  // lanes' items), so copies, scan and finish need only __syncwarp between them.
 
-  // Chunk v of the thread's items in a tile (the positions load() reads): x.
-  template <bool Full>
-  __device__ void store_chunk(std::int64_t tile, int v, const T (&chunk)[C]) const {
-    T* target = p.x + thread_base(tile);
-    if (Full && p.vector_store) {
-      uint4 raw;
-      std::memcpy(&raw, chunk, sizeof(raw));
-      reinterpret_cast<uint4*>(target)[v * 32] = raw;
-      return;
-    }
-    const int left = Full ? static_cast<int>(tile_items) : remaining(tile);
-#pragma unroll
-    for (int c = 0; c < C; ++c) {
-      if (Full || offset(v, c) < left) target[offset(v, c)] = chunk[c];
-    }
-  }
+  // Full tiles of 16-byte aligned arrays are copied asynchronously; the others are loaded
+  // by items when they are taken.
+  __device__ bool staged(std::int64_t tile) const { return is_full(tile) && p.vector_load; }
 
-  // Position (in its sequence) of the first item of chunk v, given `first`, that of the
-  // thread's first item in the tile.
-  __device__ std::int64_t chunk_position(std::int64_t first, int v) const {
-    const std::int64_t position = first + v * 32 * C;
-    if (p.length >= tile_items) return position >= p.length ? position - p.length : position;
-    return position % p.length;
-  }
-  // Whether the item at `position + c` of a chunk starts (ends) a sequence.
-  __device__ bool starts(std::int64_t position, int c) const {
-    const std::int64_t q = position + c;
-    return p.length >= C ? (q == 0 || q == p.length) : q % p.length == 0;
-  }
-  __device__ bool ends(std::int64_t position, int c) const {
-    const std::int64_t q = position + c + 1;
-    return p.length >= C ? q == p.length : q % p.length == 0;
-  }
-  __device__ T initial_state(std::int64_t sequence) const { return p.x0s != nullptr ? p.x0s[sequence] : p.x0; }
-
-  template <bool Full>
-  __device__ void prepare(const items_t& pv, const items_t& qv, std::int64_t tile) {
-    const std::int64_t base = thread_base(tile);
-    const int left = Full ? static_cast<int>(tile_items) : remaining(tile);
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-#pragma unroll
-      for (int c = 0; c < C; ++c) {
-        map_t m{T(1), T(0)};
-        if (Full || offset(v, c) < left) m = p.src.map(pv[v][c], Source::arrays == 2 ? qv[v][c] : T(0));
-        a[v][c] = m.a;
-        b[v][c] = m.b;
-      }
-    }
-    if (!p.batched) {
-      if (base == 0) {  // tile 0, warp 0, lane 0: the start of the only sequence
-        b[0][0] = apply(map_t{a[0][0], b[0][0]}, initial_state(0));
-        a[0][0] = T(0);
-      }
-      return;
-    }
-    if (!Full && left == 0) return;
-    const std::int64_t first = base % p.length;
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      const std::int64_t position = chunk_position(first, v);
-#pragma unroll
-      for (int c = 0; c < C; ++c) {
-        if ((Full || offset(v, c) < left) && starts(position, c)) {
-          b[v][c] = apply(map_t{a[v][c], b[v][c]}, initial_state((base + offset(v, c)) / p.length));
-          a[v][c] = T(0);
-        }
-      }
-    }
-  }
-
-  // ---- inside the tile ----
-
-  // Chunk maps, slot scans, warp and block maps, each chunk's prefix map folded into its
-  // first map; ends with `aggregate` on every thread.
-  __device__ void scan_local() {
-    const affine_then op;
-    map_t lane_prefix[V];  // per slot: the earlier lanes' map (lane > 0)
-    map_t slot_total[V];   // per slot: the warp's map
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      map_t m{a[v][0], b[v][0]};
-#pragma unroll
-      for (int c = 1; c < C; ++c) m = op(m, map_t{a[v][c], b[v][c]});
-      map_t inclusive;
-      warp_exclusive_scan_unseeded(m, op, lane_prefix[v], inclusive);
-      slot_total[v] = detail::shfl_idx(inclusive, 31);
-    }
-    map_t warp_total = slot_total[0];
-#pragma unroll
-    for (int v = 1; v < V; ++v) warp_total = op(warp_total, slot_total[v]);
-    map_t running;  // earlier warps, then earlier slots
-    bool has_running = block_scan_t(s.scan).scan_warp_totals(warp_total, op, running, aggregate);
-    // Each chunk's prefix inside the tile (where there is one: not for the tile's first
-    // chunk), folded into the chunk's first map: from then on the chunk's own maps take
-    // the state entering the TILE to its items' states, and nothing else has to be kept.
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      if (lane != 0 || has_running) {
-        map_t prefix = running;
-        if (lane != 0) prefix = has_running ? op(running, lane_prefix[v]) : lane_prefix[v];
-        const map_t first = op(prefix, map_t{a[v][0], b[v][0]});
-        a[v][0] = first.a;
-        b[v][0] = first.b;
-      }
-      if (v + 1 < V) {
-        running = has_running ? op(running, slot_total[v]) : slot_total[v];
-        has_running = true;
-      }
-    }
-  }
-
-  // ---- a tile waiting for its prefix ----
-
-  __device__ void park_chunk(int v) {
-    std::memcpy(&s.parked_a[v][threadIdx.x], a[v], sizeof(uint4));
-    std::memcpy(&s.parked_b[v][threadIdx.x], b[v], sizeof(uint4));
-  }
-
-  // The scanned tile becomes the parked one (its a and b into shared memory with
-  // park_chunk, by the caller).
-  __device__ void remember_parked(std::int64_t tile) {
-    parked_tile = tile;
-    parked_aggregate = aggregate;
-  }
-
-  // Final states in chunk v of a finished tile: the thread holding the last item of a
-  // sequence writes it.
-  __device__ void write_final_states(std::int64_t tile, int v, const T (&x)[C]) const {
-    const std::int64_t base = thread_base(tile);
-    const int left = remaining(tile);
-    if (!p.batched) {
-      const std::int64_t last = p.n - 1 - base;  // the last item's offset, if it is this thread's
-      if (last < tile_items) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) {
-          if (offset(v, c) == last) p.final_x[0] = x[c];
-        }
-      }
-      return;
-    }
-    if (left == 0) return;
-    const std::int64_t position = chunk_position(base % p.length, v);
-#pragma unroll
-    for (int c = 0; c < C; ++c) {
-      if (offset(v, c) < left && ends(position, c)) p.final_x[(base + offset(v, c)) / p.length] = x[c];
-    }
-  }
-
-  // Finishes the parked tile: warp 0 looks back for its prefix (its aggregate and those of
-  // the tiles before it were published at least one step earlier), one barrier broadcasts
-  // the prefix, and each thread turns its parked chunks into x and stores them. With
-  // Repark, each chunk's slot then takes the chunk of the tile just scanned.
-  //
-  // The finish works on STATES, not maps: the state entering the tile is the prefix's b
-  // (the prefix always contains element 0, a reset, so its a is 0; tile 0 needs no state:
-  // its first item is a reset); each chunk re-runs its own recurrence x = a x + b from
-  // it (the chunk's first map carries the chunk's prefix inside the tile).
-  template <bool Repark>
-  __device__ void finish_parked() {
-    const std::int64_t tile = parked_tile;
-    if constexpr (!Repark) {
-      // The last finish follows the previous one with no scan (and its barrier) between:
-      // every thread must have read the previous prefix before warp 0 overwrites it.
-      __syncthreads();
-    }
-    if (warp == 0 && tile > 0) {
-      const map_t prefix = p.state.exclusive_prefix(tile, parked_aggregate, affine_then{});
-      if (lane == 0) s.tile_prefix.store(prefix);
-    }
-    __syncthreads();
-    const T entering = tile > 0 ? apply(s.tile_prefix.load(), T(0)) : T(0);
-    const bool full = is_full(tile);
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      T pa[C], x[C];
-      std::memcpy(pa, &s.parked_a[v][threadIdx.x], sizeof(uint4));
-      std::memcpy(x, &s.parked_b[v][threadIdx.x], sizeof(uint4));
-      if constexpr (Repark) park_chunk(v);
-      T state = entering;
-#pragma unroll
-      for (int c = 0; c < C; ++c) {
-        state = apply(map_t{pa[c], x[c]}, state);
-        x[c] = state;
-      }
-      if (p.x != nullptr) {
-        if (full) store_chunk<true>(tile, v, x);
-        else store_chunk<false>(tile, v, x);
-      }
-      if (p.final_x != nullptr) write_final_states(tile, v, x);
-    }
-  }
-
-  // ---- prefetch: the next tile's operands copied to shared memory asynchronously ----
-  // Only full tiles of 16-byte aligned arrays are staged; the others are loaded directly
-  // when they are scanned. Each thread copies and later reads only its own chunks, so a
-  // wait for its own copies is all the ordering it needs.
-
-  __device__ bool staged(std::int64_t tile) const { return Policy::prefetch && is_full(tile) && p.vector_load; }
-
-  __device__ static void copy_async(uint4* to, const T* from) {
+  __device__ static void copy_async(void* to, const void* from, std::integral_constant<int, 16>) {
     const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
     asm volatile(
         "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %1;\n\tcp.async.cg.shared.global [%0], [g], 16;\n\t}" ::"r"(address),
         "l"(from)
         : "memory");
   }
+  template <int Bytes>
+  __device__ static void copy_async(void* to, const void* from, std::integral_constant<int, Bytes>) {
+    const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
+    asm volatile(
+        "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %1;\n\tcp.async.ca.shared.global [%0], [g], %2;\n\t}" ::"r"(address),
+        "l"(from), "n"(Bytes)
+        : "memory");
+  }
 
-  __device__ void stage(std::int64_t tile) {
-    if (tile >= p.num_tiles || !staged(tile)) return;
+  __device__ bool starts_staged() const { return p.batched && p.x0s != nullptr && p.length >= items; }
+  // The sequence starting among the thread's items of a full tile, or -1 (sequences of at
+  // least `items`: at most one start).
+  __device__ std::int64_t thread_start_sequence(std::int64_t tile) const {
     const std::int64_t base = thread_base(tile);
+    const std::int64_t first = base % p.length;
+    const std::int64_t c = first == 0 ? 0 : p.length - first;
+    return c < items ? (base + c) / p.length : -1;
+  }
+
+  // Starts copying `tile` into buffer `buf` (a full aligned tile) and commits a copy group
+  // either way, so that every thread counts the same groups.
+  __device__ void stage(std::int64_t tile, int buf) {
+    if (tile < p.num_tiles && staged(tile)) {
+      const std::int64_t base = tile * tile_items;
 #pragma unroll
-    for (int v = 0; v < V; ++v) {
-      copy_async(&s.staged_p[v][threadIdx.x], p.src.p + base + v * 32 * C);
-      if constexpr (Source::arrays == 2) copy_async(&s.staged_q[v][threadIdx.x], p.src.q + base + v * 32 * C);
+      for (int k = 0; k < W; ++k) {
+        const int word = warp * warp_words + k * 32 + lane;
+        copy_async(&s.a[buf][physical(word)], p.src.p + base + word * C, std::integral_constant<int, 16>{});
+        if constexpr (Source::arrays == 2) {
+          copy_async(&s.b[buf][physical(word)], p.src.q + base + word * C, std::integral_constant<int, 16>{});
+        }
+      }
+      if (starts_staged()) {
+        const std::int64_t sequence = thread_start_sequence(tile);
+        if (sequence >= 0) {
+          copy_async(&s.start_state[buf][threadIdx.x], p.x0s + sequence,
+                     std::integral_constant<int, static_cast<int>(sizeof(T))>{});
+        }
+      }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");
   }
 
-  __device__ void take(items_t& pv, items_t& qv, std::int64_t tile, bool prefetched) const {
-    if (!prefetched || !staged(tile)) {
-      load(pv, qv, tile);
-      return;
-    }
-    asm volatile("cp.async.wait_all;" ::: "memory");
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      std::memcpy(pv[v], &s.staged_p[v][threadIdx.x], sizeof(uint4));
-      if constexpr (Source::arrays == 2) std::memcpy(qv[v], &s.staged_q[v][threadIdx.x], sizeof(uint4));
+  // Asks L2 for a tile that will be staged later: the copies into shared memory wait for
+  // a free buffer (B - 2 tiles ahead), this keeps the memory busy further ahead.
+  __device__ void prefetch_l2(std::int64_t tile) const {
+    if (tile >= p.num_tiles || !staged(tile) || lane != 0) return;
+    const std::int64_t base = tile * tile_items + warp * warp_items;
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p.src.p + base), "n"(warp_items * sizeof(T))
+                 : "memory");
+    if constexpr (Source::arrays == 2) {
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p.src.q + base), "n"(warp_items * sizeof(T))
+                   : "memory");
     }
   }
 
-  // Takes (when `prefetched`, else loads), prepares, scans and publishes `tile`; then
-  // stages `next`. The stage is refilled after scan_local's barrier, which orders this
-  // tile's reads of it before the new copies land.
-  __device__ void scan_tile(std::int64_t tile, bool prefetched, std::int64_t next) {
-    {
-      items_t pv, qv;
-      take(pv, qv, tile, prefetched);
-      if (is_full(tile)) prepare<true>(pv, qv, tile);
-      else prepare<false>(pv, qv, tile);
+  // Makes `tile` readable in buffer `buf`: waits for its copies (InFlight later groups may
+  // still be pending), or loads it by items (partial tiles, misaligned arrays).
+  template <int InFlight>
+  __device__ void take(std::int64_t tile, int buf) {
+    if (staged(tile)) {
+      asm volatile("cp.async.wait_group %0;" ::"n"(InFlight) : "memory");
+    } else {
+      const std::int64_t base = tile * tile_items;
+      const std::int64_t left = p.n - base;
+#pragma unroll
+      for (int k = 0; k < items; ++k) {
+        const int e = warp * warp_items + k * 32 + lane;
+        const bool exists = e < left;
+        item(s.a[buf], e) = exists ? p.src.p[base + e] : T(0);
+        if constexpr (Source::arrays == 2) item(s.b[buf], e) = exists ? p.src.q[base + e] : T(0);
+      }
     }
-    scan_local();
-    stage(next);
+    __syncwarp();  // the lanes' copies are visible to the whole warp
+  }
+
+  // ---- sequence starts and ends ----
+
+  // q: the position of an item in its sequence (q < 2 * length when length >= items).
+  __device__ bool starts(std::int64_t q) const { return p.length >= items ? (q == 0 || q == p.length) : q % p.length == 0; }
+  __device__ bool ends(std::int64_t q) const {
+    return p.length >= items ? q + 1 == p.length : (q + 1) % p.length == 0;
+  }
+  __device__ T initial_state(std::int64_t sequence) const { return p.x0s != nullptr ? p.x0s[sequence] : p.x0; }
+
+  // ---- the scan of a tile ----
+
+  // The thread's maps: identities past the end; each sequence start replaced by the
+  // constant map (0, f(x0)), which is written back for the finish (as are converted maps).
+  __device__ void read_maps(int buf, std::int64_t tile, T (&a)[items], T (&b)[items]) {
+    uint4* const wa = &s.a[buf][threadIdx.x * W];
+    uint4* const wb = &s.b[buf][threadIdx.x * W];
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const uint4 ra = wa[j ^ swizzle];
+      std::memcpy(&a[j * C], &ra, sizeof(ra));
+      if constexpr (Source::arrays == 2) {
+        const uint4 rb = wb[j ^ swizzle];
+        std::memcpy(&b[j * C], &rb, sizeof(rb));
+      }
+    }
+    const bool full = is_full(tile);
+    const int left = full ? items : remaining(tile);
+#pragma unroll
+    for (int c = 0; c < items; ++c) {
+      map_t m{T(1), T(0)};
+      if (full || c < left) m = p.src.map(a[c], Source::arrays == 2 ? b[c] : T(0));
+      a[c] = m.a;
+      b[c] = m.b;
+    }
+    if constexpr (!maps_as_read) {
+#pragma unroll
+      for (int j = 0; j < W; ++j) {
+        uint4 ra, rb;
+        std::memcpy(&ra, &a[j * C], sizeof(ra));
+        std::memcpy(&rb, &b[j * C], sizeof(rb));
+        wa[j ^ swizzle] = ra;
+        wb[j ^ swizzle] = rb;
+      }
+    }
+    const std::int64_t base = thread_base(tile);
+    if ((!p.batched && base != 0) || left == 0) return;
+    const std::int64_t first = p.batched ? base % p.length : 0;
+    const bool start_staged = starts_staged() && staged(tile);
+#pragma unroll
+    for (int c = 0; c < items; ++c) {
+      const bool start = p.batched ? (full || c < left) && starts(first + c) : c == 0;
+      if (start) {
+        const T x0 = start_staged ? s.start_state[buf][threadIdx.x] : initial_state(p.batched ? (base + c) / p.length : 0);
+        b[c] = apply(map_t{a[c], b[c]}, x0);
+        a[c] = T(0);
+        own_item(s.a[buf], c) = a[c];
+        own_item(s.b[buf], c) = b[c];
+      }
+    }
+  }
+
+  // The composition of the thread's maps, first to last, without the operator's
+  // per-step rules: b is the recurrence run from state 0 (exactly the operator's b, reset
+  // rule included); a is the product of the a's, formed as a tree (4 dependent steps, not
+  // 15), 0 if one of them is 0 (a reset) and never 0 otherwise (each underflowed partial
+  // product is kept at the smallest subnormal, as the operator keeps it).
+  __device__ static map_t compose(const T (&a)[items], const T (&b)[items]) {
+    T x = b[0];
+    bool reset = a[0] == T(0);
+#pragma unroll
+    for (int c = 1; c < items; ++c) {
+      x = a[c] == T(0) ? b[c] : fused(a[c], x, b[c]);
+      reset = reset || a[c] == T(0);
+    }
+    T product[items];
+#pragma unroll
+    for (int c = 0; c < items; ++c) product[c] = a[c];
+#pragma unroll
+    for (int stride = 1; stride < items; stride *= 2) {
+#pragma unroll
+      for (int c = 0; c + stride < items; c += 2 * stride) product[c] = keep_nonzero(product[c] * product[c + stride]);
+    }
+    return map_t{reset ? T(0) : product[0], x};
+  }
+
+  // Reads, prepares and scans `tile` (in buffer `buf`): ONE warp scan of the threads'
+  // compositions and the block's scan of the warp totals; sets aggregate, prefix and
+  // has_prefix, and publishes the aggregate.
+  __device__ void scan_tile(int buf, std::int64_t tile) {
+    const affine_then op;
+    map_t composed;
+    {
+      T a[items], b[items];
+      read_maps(buf, tile, a, b);
+      composed = compose(a, b);
+    }
+    map_t lane_prefix, inclusive;
+    const bool has_lane_prefix = warp_exclusive_scan_unseeded(composed, op, lane_prefix, inclusive);
+    const map_t warp_total = detail::shfl_idx(inclusive, 31);
+    map_t warp_prefix;
+    const bool has_warp_prefix = block_scan_t(s.scan).scan_warp_totals(warp_total, op, warp_prefix, aggregate);
+    prefix = has_warp_prefix ? (has_lane_prefix ? op(warp_prefix, lane_prefix) : warp_prefix) : lane_prefix;
+    has_prefix = has_warp_prefix || has_lane_prefix;
     if (threadIdx.x == 0) p.state.publish_aggregate(tile, aggregate);
   }
 
-  // After scan_tile: finish the parked tile and park this one in its place, or, the
-  // first time, just park this one (the barrier orders this scan's shared-memory reads
-  // before the next scan's writes, which finish_parked's barrier does otherwise).
-  __device__ void defer(std::int64_t tile, bool parked) {
-    if (parked) {
-      finish_parked<true>();
-    } else {
-      __syncthreads();
-#pragma unroll
-      for (int v = 0; v < V; ++v) park_chunk(v);
-    }
-    remember_parked(tile);
+  __device__ void park(std::int64_t tile) {
+    parked_tile = tile;
+    parked_aggregate = aggregate;
+    parked_prefix = prefix;
+    parked_has_prefix = has_prefix;
   }
 
-  // Cooperative grid of G blocks: block b takes tiles b, b + G, ... in increasing order.
-  // The tile states are reset inside the kernel, ordered before every look-back by the one
-  // grid-wide barrier. Every tile's look-back is deferred by one step: tile t is scanned,
-  // publishes its aggregate and is parked; the block scans tile t + G and publishes that
-  // aggregate too, and only then looks back for t, so the aggregates it needs were
-  // published a whole step earlier and it seldom waits. Tile b is scanned and published
-  // before the barrier (thread 0 reset its state itself, so the order is safe), and its
-  // look-back after it finds every aggregate of the first round there.
-  // With prefetch the loads of tile t + 2G are in flight while t + G is scanned and t is
-  // finished.
+  // ---- the finish of the parked tile ----
+
+  // Warp 0 looks back for the parked tile's prefix (its aggregate and those before it were
+  // published at least one step earlier), one barrier broadcasts it, and each thread
+  // re-runs its recurrence from the state entering its items. This works on STATES: the
+  // state entering the tile is the prefix's b (the prefix always contains element 0, a
+  // reset; tile 0 needs none: its first item is one). x goes over b in the buffer and each
+  // warp stores its part coalesced. The buffer is free after this.
+  // AfterFinish: no scan (and its barrier) since the last finish, whose prefix every thread
+  // must have read before warp 0 overwrites it.
+  template <bool AfterFinish>
+  __device__ void finish(int buf) {
+    const std::int64_t tile = parked_tile;
+    if constexpr (AfterFinish) __syncthreads();
+    if (warp == 0 && tile > 0) {
+      const map_t tile_prefix = p.state.exclusive_prefix(tile, parked_aggregate, affine_then{});
+      if (lane == 0) s.tile_prefix.store(tile_prefix);
+    }
+    __syncthreads();
+    const T entering = tile > 0 ? apply(s.tile_prefix.load(), T(0)) : T(0);
+    T state = parked_has_prefix ? apply(parked_prefix, entering) : entering;
+    uint4* const wa = &s.a[buf][threadIdx.x * W];
+    uint4* const wb = &s.b[buf][threadIdx.x * W];
+    T x[items];
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      T a[C], b[C];
+      const uint4 ra = wa[j ^ swizzle];
+      const uint4 rb = wb[j ^ swizzle];
+      std::memcpy(a, &ra, sizeof(ra));
+      std::memcpy(b, &rb, sizeof(rb));
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        state = a[c] == T(0) ? b[c] : fused(a[c], state, b[c]);  // apply(), the reset rule
+        x[j * C + c] = state;
+      }
+    }
+    if (p.final_x != nullptr) write_final_states(tile, x);
+    if (p.x == nullptr) return;
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      uint4 rx;
+      std::memcpy(&rx, &x[j * C], sizeof(rx));
+      wb[j ^ swizzle] = rx;
+    }
+    __syncwarp();
+    const std::int64_t base = tile * tile_items;
+    if (is_full(tile) && p.vector_store) {
+#pragma unroll
+      for (int k = 0; k < W; ++k) {
+        const int word = warp * warp_words + k * 32 + lane;
+        reinterpret_cast<uint4*>(p.x + base)[word] = s.b[buf][physical(word)];
+      }
+    } else {
+      const std::int64_t left = p.n - base;
+#pragma unroll
+      for (int k = 0; k < items; ++k) {
+        const int e = warp * warp_items + k * 32 + lane;
+        if (e < left) p.x[base + e] = item(s.b[buf], e);
+      }
+    }
+    __syncwarp();  // every lane has read x before the buffer is refilled
+  }
+
+  // The thread holding the last item of a sequence writes its final state.
+  __device__ void write_final_states(std::int64_t tile, const T (&x)[items]) const {
+    const std::int64_t base = thread_base(tile);
+    if (!p.batched) {
+      const std::int64_t last = p.n - 1 - base;  // the last item's offset, if it is this thread's
+      if (last >= 0 && last < items) {
+#pragma unroll
+        for (int c = 0; c < items; ++c) {
+          if (c == last) p.final_x[0] = x[c];
+        }
+      }
+      return;
+    }
+    const int left = remaining(tile);
+    if (left == 0) return;
+    const std::int64_t first = base % p.length;
+#pragma unroll
+    for (int c = 0; c < items; ++c) {
+      if (c < left && ends(first + c)) p.final_x[(base + c) / p.length] = x[c];
+    }
+  }
+
+  // ---- launch modes ----
+
+  // Cooperative grid of G blocks: block b takes tiles b, b + G, ... in increasing order,
+  // its i-th tile in buffer i % B. The tile states are reset inside the kernel, ordered
+  // before every look-back by the one grid-wide barrier. Every tile's look-back is
+  // deferred by one step: tile t is scanned, publishes its aggregate and is parked; the
+  // block scans t + G and publishes that too, and only then looks back for t, so the
+  // aggregates it needs were published a whole step earlier and it seldom waits. The
+  // block's first tile is scanned and published before the barrier (its state was reset
+  // by the same thread). While a tile is scanned and the parked one finished, the next
+  // B - 2 tiles are being copied into shared memory and the L2 prefetch runs further
+  // ahead; the buffer a finish frees takes the tile B - 1 steps ahead.
   __device__ void run_cooperative() {
     const std::int64_t grid = gridDim.x;
     for (std::int64_t t = blockIdx.x + threadIdx.x * grid; t < p.num_tiles; t += block_threads * grid) {
       p.state.init_tile(t);
     }
-    std::int64_t tile = blockIdx.x;
-    scan_tile(tile, false, tile + grid);
-    defer(tile, false);
+    const std::int64_t first = blockIdx.x;
+#pragma unroll
+    for (int i = 0; i < B - 1; ++i) stage(first + i * grid, i);
+#pragma unroll
+    for (int k = 0; k < Policy::l2_ahead; ++k) prefetch_l2(first + (B - 1 + k) * grid);
+    take<in_flight>(first, 0);
+    scan_tile(0, first);
+    // The next scan rewrites the block scan's shared warp totals, which slow warps may
+    // still be reading: the barrier a finish has (needed on the first step too).
+    __syncthreads();
+    park(first);
+    stage(first + (B - 1) * grid, B - 1);
+    if constexpr (Policy::l2_ahead > 0) prefetch_l2(first + (B - 1 + Policy::l2_ahead) * grid);
     cooperative_groups::this_grid().sync();
-    for (tile += grid; tile < p.num_tiles; tile += grid) {
-      scan_tile(tile, true, tile + grid);
-      defer(tile, true);
+    int i = 1;
+    for (std::int64_t tile = first + grid; tile < p.num_tiles; tile += grid, ++i) {
+      const int buf = i % B;
+      const int parked_buf = (i + B - 1) % B;
+      take<in_flight>(tile, buf);
+      scan_tile(buf, tile);
+      finish<false>(parked_buf);
+      stage(tile + (B - 1) * grid, parked_buf);
+      if constexpr (Policy::l2_ahead > 0) prefetch_l2(tile + (B - 1 + Policy::l2_ahead) * grid);
+      park(tile);
     }
-    finish_parked<false>();
+    finish<true>((i + B - 1) % B);
   }
 
   // Fallback where cooperative launch is unavailable: states reset by a memset before the
-  // launch, tiles handed out in order from the ticket counter, each look-back deferred by
-  // one tile as above. No deadlock: a block publishes the aggregate of its new tile before
-  // it looks back for its parked one, so every aggregate a look-back waits for belongs to
-  // a running block that publishes it before it waits itself (on lower tiles only).
+  // launch, tiles handed out in order from the ticket counter (so the next tile is not
+  // known ahead: no prefetch), each look-back deferred by one tile as above. No deadlock:
+  // a block publishes the aggregate of its new tile before it looks back for its parked
+  // one, so every aggregate a look-back waits for belongs to a running block that
+  // publishes it before it waits itself (on lower tiles only).
   __device__ void run_tickets() {
     if (threadIdx.x == 0) s.next_tile = p.state.claim_tile();
     __syncthreads();
-    bool parked = false;
-    for (;;) {
+    int i = 0;
+    for (;; ++i) {
       // Read before scan_tile's barrier; thread 0 overwrites it after that barrier, and
-      // the barrier in defer() publishes the new value before the next read.
+      // the barrier of the finish (or the one below) publishes it before the next read.
       const std::int64_t tile = s.next_tile;
       if (tile >= p.num_tiles) break;
-      scan_tile(tile, false, p.num_tiles);
+      const int buf = i % B;
+      stage(tile, buf);
+      take<0>(tile, buf);
+      scan_tile(buf, tile);
       if (threadIdx.x == 0) s.next_tile = p.state.claim_tile();
-      defer(tile, parked);
-      parked = true;
+      if (i > 0) finish<false>((i + B - 1) % B);
+      else __syncthreads();
+      park(tile);
     }
-    if (parked) finish_parked<false>();
+    if (i > 0) finish<true>((i + B - 1) % B);
   }
 };
 

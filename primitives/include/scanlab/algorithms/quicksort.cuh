@@ -17,10 +17,12 @@
 //      all the counts gives every tile's run of every bucket its place, and each tile
 //      writes its buckets there (bucket_scatter_kernel). Keys move between two buffers
 //      (the output and a temp buffer) from level to level;
-//   3. the host reads the bucket starts and plans the next level: each equal bucket is
-//      finished (copied to the output where the level wrote to the temp buffer,
-//      copy_runs_kernel); the other buckets are the next level's segments, or, at most
-//      leaf-size long, leaves;
+//   3. the next level is planned on the device: one scan over every (segment, bucket)
+//      entry places each bucket in its list (plan_count_kernel, plan_write_kernel): each
+//      equal bucket is finished (copied to the output where the level wrote to the temp
+//      buffer, copy_runs_kernel); the other buckets are the next level's segments, or, at
+//      most leaf-size long, leaves. The host reads back only the totals (how many segments,
+//      tiles, leaves and runs) to size the next launches;
 //   4. leaves are sorted by one block each in shared memory (a merge sort,
 //      leaf_merge_sort_kernel), many in one launch, straight into the output.
 // Duplicates cannot degrade it: all keys equal to a pivot are finished by the level that
@@ -60,14 +62,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 namespace scanlab {
 
 // Where a sort's time went (host clock, the stream synchronised at each step; tuning only).
 struct quicksort_profile {
   double levels_ms = 0;  // pivots, counts, scan, scatter of every level
-  double plan_ms = 0;    // bucket starts to the host, planning the next level
+  double plan_ms = 0;    // planning the next level (on the device) and reading its size
   double copy_ms = 0;    // equal buckets to the output
   double leaves_ms = 0;  // leaf sorts (descriptors to the device, the sort launches)
   int levels = 0;
@@ -92,7 +93,7 @@ constexpr int leaf_capacity() {
   while (static_cast<std::size_t>(capacity) * 2 * item <= 64 * 1024 && capacity < 16384) capacity *= 2;
   return capacity;
 }
-inline constexpr int small_leaf = 2048;     // leaves up to this size go to a launch with less shared memory
+inline constexpr int small_leaf = static_cast<int>(leaf_class_bound(0));
 inline constexpr int leaf_threads = 512;
 inline constexpr int small_leaf_threads = 256;
 
@@ -105,27 +106,34 @@ struct plan_sizes {
   std::int64_t leaf = 0;           // the leaf size in use
   std::int64_t max_segments = 0;   // segments of one level (each longer than the leaf size)
   std::int64_t max_tiles = 0;      // tiles of one level
-  std::int64_t max_leaves = 0;     // leaves held before a sort launch
-  std::size_t scan_bytes = 0;      // temp storage of the scan of a level's counts
+  std::int64_t max_leaves = 0;     // leaves one level can produce
+  std::size_t scan_bytes = 0;      // temp storage of the scans of a level's counts and of its plan
   std::size_t total = 0;
   // Offsets (from the aligned base).
   std::size_t keys_pingpong = 0, values_pingpong = 0;
-  std::size_t segments = 0, pivots = 0, tile_segment = 0, counts = 0, bucket_starts = 0, runs = 0, leaves = 0,
-              scan = 0;
+  std::size_t segments[2] = {}, pivots = 0, tile_segment = 0, counts = 0, bucket_starts = 0, runs = 0, leaves = 0,
+              plan = 0, totals = 0, scan = 0;
 
   plan_sizes(std::int64_t n, std::int64_t leaf_items) {
     const std::int64_t cap = leaf_capacity<K, V>();
     leaf = leaf_items <= 0 || leaf_items > cap ? cap : (leaf_items < 2 ? 2 : leaf_items);
     max_segments = n / (leaf + 1) + 1;
     max_tiles = n / tuning::tile_items + max_segments + 1;
-    // Leaves per flush: a level adds at most `buckets` per segment (and at most n in all).
-    const std::int64_t per_level = std::min<std::int64_t>(buckets * max_segments, n) + 64;
-    max_leaves = std::min<std::int64_t>(per_level, std::int64_t{1} << 20);
+    // A level's leaves are buckets between pivots: at most pivot_count + 1 per segment, at
+    // most n in all (one leaf when n itself fits a leaf).
+    max_leaves = std::min<std::int64_t>((pivot_count + 1) * max_segments, n) + 1;
     const std::int64_t count_entries = buckets * max_tiles;
+    const std::int64_t plan_entries = buckets * max_segments;
     std::int64_t* no_counts = nullptr;
-    if (scanlab::exclusive_sum(nullptr, scan_bytes, no_counts, no_counts, count_entries) != cudaSuccess) {
-      scan_bytes = 0;  // cannot happen for a valid size; dispatch() checks it again
+    plan_entry* no_plan = nullptr;
+    std::size_t count_scan_bytes = 0;
+    std::size_t plan_scan_bytes = 0;
+    if (scanlab::exclusive_sum(nullptr, count_scan_bytes, no_counts, no_counts, count_entries) != cudaSuccess ||
+        scanlab::exclusive_scan(nullptr, plan_scan_bytes, no_plan, no_plan, plan_entries, plan_entry{}, plan_add{}) !=
+            cudaSuccess) {
+      count_scan_bytes = plan_scan_bytes = 0;  // cannot happen for a valid size; dispatch() checks it again
     }
+    scan_bytes = std::max(count_scan_bytes, plan_scan_bytes);
     std::size_t at = 0;
     const auto take = [&](std::size_t bytes) {
       const std::size_t here = at;
@@ -136,13 +144,16 @@ struct plan_sizes {
     keys_pingpong = take(un * sizeof(K));
     if constexpr (has_values) values_pingpong = take(un * sizeof(V));
     const auto segs = static_cast<std::size_t>(max_segments);
-    segments = take(segs * sizeof(level_segment));
+    segments[0] = take(segs * sizeof(level_segment));
+    segments[1] = take(segs * sizeof(level_segment));
     pivots = take(segs * pivot_count * sizeof(K));
     tile_segment = take(static_cast<std::size_t>(max_tiles) * sizeof(std::int32_t));
     counts = take(static_cast<std::size_t>(count_entries) * sizeof(std::int64_t));
     bucket_starts = take(segs * buckets * sizeof(std::int64_t));
     runs = take(segs * pivot_count * sizeof(run_copy));
     leaves = take(static_cast<std::size_t>(max_leaves) * sizeof(leaf_desc));
+    plan = take(static_cast<std::size_t>(plan_entries) * sizeof(plan_entry));
+    totals = take(sizeof(plan_entry));
     scan = take(scan_bytes);
     total = at + 256;  // + alignment slack of d_temp
   }
@@ -169,6 +180,8 @@ class driver {
       value_buffers_[2] = values_out;
       values_out_ = values_out;
     }
+    segments_[0] = reinterpret_cast<level_segment*>(base + sizes.segments[0]);
+    segments_[1] = reinterpret_cast<level_segment*>(base + sizes.segments[1]);
   }
 
   // Profiling only: the time since the last mark (the stream drained) into `phase`.
@@ -187,66 +200,38 @@ class driver {
       SCANLAB_TRY(cudaStreamSynchronize(stream_));
       mark_ = std::chrono::steady_clock::now();
     }
+    auto* d_leaves = reinterpret_cast<leaf_desc*>(base_ + sizes_.leaves);
     if (n_ <= sizes_.leaf) {
-      leaves_.push_back({0, n_, 0, 0});
-      return flush_leaves();
+      const leaf_desc whole{0, n_, 0, 0};
+      SCANLAB_TRY(cudaMemcpyAsync(d_leaves, &whole, sizeof(whole), cudaMemcpyHostToDevice, stream_));
+      std::int64_t leaves[leaf_classes] = {};
+      leaves[leaf_class(n_)] = 1;
+      return flush_leaves(leaves);
     }
-    std::vector<level_segment> segments{{0, n_, 0, 0}};
-    int source = 0;  // buffer of this level's segments: 0 input, then 1, 2, 1, 2, ...
-    std::vector<std::int64_t> starts;
-    std::vector<run_copy> runs;
-    std::vector<level_segment> next;
-    while (!segments.empty()) {
+    std::int64_t num_segments = 1;
+    std::int64_t tiles = detail::ceil_div<std::int64_t>(n_, tuning::tile_items);
+    const level_segment whole{0, n_, 0, tiles};
+    SCANLAB_TRY(cudaMemcpyAsync(segments_[0], &whole, sizeof(whole), cudaMemcpyHostToDevice, stream_));
+    int current = 0;  // which segment list holds this level's segments
+    int source = 0;   // buffer of this level's segments: 0 input, then 1, 2, 1, 2, ...
+    while (num_segments > 0) {
       const int target = source == 1 ? 2 : 1;
-      std::int64_t tiles = 0;
-      for (auto& s : segments) {
-        s.first_tile = tiles;
-        s.tiles = detail::ceil_div<std::int64_t>(s.size, tuning::tile_items);
-        tiles += s.tiles;
-      }
-      const auto num_segments = static_cast<std::int64_t>(segments.size());
       if (tiles > sizes_.max_tiles || num_segments > sizes_.max_segments) {
         return cudaErrorInvalidValue;  // cannot happen: the bounds of plan_sizes hold for every level
       }
-      SCANLAB_TRY(level(segments, tiles, source, target));
+      SCANLAB_TRY(level(current, num_segments, tiles, source, target));
       SCANLAB_TRY(mark(&quicksort_profile::levels_ms));
       if (profile_ != nullptr) ++profile_->levels;
-      starts.resize(static_cast<std::size_t>(buckets * num_segments));
-      SCANLAB_TRY(cudaMemcpyAsync(starts.data(), base_ + sizes_.bucket_starts, starts.size() * sizeof(std::int64_t),
-                                  cudaMemcpyDeviceToHost, stream_));
-      SCANLAB_TRY(cudaStreamSynchronize(stream_));
-
-      // Plan: the equal buckets are finished (copied to the output where the level wrote
-      // elsewhere); the others are the next level's segments, or, at most leaf-size long, leaves.
-      runs.clear();
-      next.clear();
-      std::int64_t run_tiles = 0;
-      for (std::size_t s = 0; s < segments.size(); ++s) {
-        const std::int64_t begin = segments[s].begin;
-        for (int b = 0; b < buckets; ++b) {
-          const std::int64_t start = starts[s * buckets + b];
-          const std::int64_t end = b + 1 < buckets ? starts[s * buckets + b + 1] : segments[s].size;
-          const std::int64_t size = end - start;
-          if (size <= 0) continue;
-          if (b % 2 == 1) {
-            if (key_buffers_[target] != keys_out_) {
-              runs.push_back({begin + start, begin + start, size, run_tiles});
-              run_tiles += detail::ceil_div<std::int64_t>(size, copy_tile_items);
-            }
-          } else if (size > sizes_.leaf) {
-            next.push_back({begin + start, size, 0, 0});
-          } else {
-            if (static_cast<std::int64_t>(leaves_.size()) == sizes_.max_leaves) SCANLAB_TRY(flush_leaves());
-            leaves_.push_back({begin + start, size, target, 0});
-          }
-        }
-      }
+      plan_entry next{};
+      SCANLAB_TRY(plan(current, num_segments, target, next));
       SCANLAB_TRY(mark(&quicksort_profile::plan_ms));
-      if (!runs.empty()) SCANLAB_TRY(copy_runs(runs, run_tiles, target));
+      if (next.runs > 0) SCANLAB_TRY(copy_runs(next.runs, next.run_tiles, target));
       SCANLAB_TRY(mark(&quicksort_profile::copy_ms));
-      SCANLAB_TRY(flush_leaves());
+      SCANLAB_TRY(flush_leaves(next.leaves));
       SCANLAB_TRY(mark(&quicksort_profile::leaves_ms));
-      segments.swap(next);
+      num_segments = next.segments;
+      tiles = next.tiles;
+      current ^= 1;
       source = target;
     }
     return cudaSuccess;
@@ -254,15 +239,11 @@ class driver {
 
  private:
   // One level: pivots (and the tile -> segment map), counts, one scan, scatter.
-  [[nodiscard]] cudaError_t level(const std::vector<level_segment>& segments, std::int64_t tiles, int source,
-                                  int target) {
-    const auto num_segments = static_cast<std::int64_t>(segments.size());
-    auto* d_segments = reinterpret_cast<level_segment*>(base_ + sizes_.segments);
+  [[nodiscard]] cudaError_t level(int current, std::int64_t num_segments, std::int64_t tiles, int source, int target) {
+    const level_segment* d_segments = segments_[current];
     auto* d_pivots = reinterpret_cast<K*>(base_ + sizes_.pivots);
     auto* d_tile_segment = reinterpret_cast<std::int32_t*>(base_ + sizes_.tile_segment);
     auto* d_counts = reinterpret_cast<std::int64_t*>(base_ + sizes_.counts);
-    SCANLAB_TRY(cudaMemcpyAsync(d_segments, segments.data(), segments.size() * sizeof(level_segment),
-                                cudaMemcpyHostToDevice, stream_));
     choose_pivots_kernel<<<static_cast<unsigned>(num_segments), pivot_samples, 0, stream_>>>(
         d_segments, key_buffers_[source], d_pivots, d_tile_segment, comp_);
     SCANLAB_TRY_LAUNCH();
@@ -288,10 +269,38 @@ class driver {
     return cudaSuccess;
   }
 
-  [[nodiscard]] cudaError_t copy_runs(const std::vector<run_copy>& runs, std::int64_t tiles, int target) {
-    auto* d_runs = reinterpret_cast<run_copy*>(base_ + sizes_.runs);
-    SCANLAB_TRY(
-        cudaMemcpyAsync(d_runs, runs.data(), runs.size() * sizeof(run_copy), cudaMemcpyHostToDevice, stream_));
+  // The next level's segments, this level's leaves and equal runs, from the bucket starts
+  // (two small kernels around one scan); `next` receives their numbers (the one
+  // synchronisation of a level).
+  [[nodiscard]] cudaError_t plan(int current, std::int64_t num_segments, int target, plan_entry& next) {
+    plan_params p{};
+    p.segments = segments_[current];
+    p.bucket_starts = reinterpret_cast<const std::int64_t*>(base_ + sizes_.bucket_starts);
+    p.entries = buckets * num_segments;
+    p.leaf = sizes_.leaf;
+    p.tile_items = tuning::tile_items;
+    p.target = target;
+    p.copy_equal = key_buffers_[target] != keys_out_;
+    p.offsets = reinterpret_cast<plan_entry*>(base_ + sizes_.plan);
+    p.next_segments = segments_[current ^ 1];
+    p.leaves = reinterpret_cast<leaf_desc*>(base_ + sizes_.leaves);
+    p.runs = reinterpret_cast<run_copy*>(base_ + sizes_.runs);
+    p.totals = reinterpret_cast<plan_entry*>(base_ + sizes_.totals);
+    const auto grid = static_cast<unsigned>(detail::ceil_div<std::int64_t>(p.entries, plan_threads));
+    plan_count_kernel<<<grid, plan_threads, 0, stream_>>>(p);
+    SCANLAB_TRY_LAUNCH();
+    std::size_t scan_bytes = sizes_.scan_bytes;
+    SCANLAB_TRY(scanlab::exclusive_scan(base_ + sizes_.scan, scan_bytes, p.offsets, p.offsets, p.entries, plan_entry{},
+                                        plan_add{}, stream_));
+    plan_write_kernel<<<grid, plan_threads, 0, stream_>>>(p);
+    SCANLAB_TRY_LAUNCH();
+    SCANLAB_TRY(cudaMemcpyAsync(&next, p.totals, sizeof(next), cudaMemcpyDeviceToHost, stream_));
+    SCANLAB_TRY(cudaStreamSynchronize(stream_));
+    return cudaSuccess;
+  }
+
+  [[nodiscard]] cudaError_t copy_runs(std::int64_t num_runs, std::int64_t tiles, int target) {
+    const auto* d_runs = reinterpret_cast<const run_copy*>(base_ + sizes_.runs);
     const std::int64_t grid = tiles < 4096 ? tiles : 4096;
     [[maybe_unused]] const V* values_from = nullptr;
     [[maybe_unused]] V* values_to = nullptr;
@@ -300,37 +309,19 @@ class driver {
       values_to = values_out_;
     }
     copy_runs_kernel<K, V><<<static_cast<unsigned>(grid), copy_threads, 0, stream_>>>(
-        d_runs, static_cast<std::int64_t>(runs.size()), tiles, key_buffers_[target], keys_out_, values_from,
-        values_to);
+        d_runs, num_runs, tiles, key_buffers_[target], keys_out_, values_from, values_to);
     SCANLAB_TRY_LAUNCH();
     return cudaSuccess;
   }
 
-  // Sorts the pending leaves, in size classes (up to 2048, 8192, the leaf size): each class
-  // one launch whose blocks fit its largest leaf (threads and shared memory), so small
-  // leaves do not hold the resources of the largest.
-  [[nodiscard]] cudaError_t flush_leaves() {
-    if (leaves_.empty()) return cudaSuccess;
-    if (profile_ != nullptr) profile_->leaves += static_cast<std::int64_t>(leaves_.size());
-    constexpr std::int64_t class_bounds[] = {small_leaf, 4 * small_leaf};
-    const auto class_of = [&](const leaf_desc& l) {
-      int c = 0;
-      while (c < 2 && l.size > class_bounds[c]) ++c;
-      return c;
-    };
-    // Grouped by class in one counting pass (a comparison sort of 10^5 leaves costs ms).
-    std::size_t class_start[4] = {};
-    for (const leaf_desc& l : leaves_) ++class_start[class_of(l) + 1];
-    for (int c = 0; c < 3; ++c) class_start[c + 1] += class_start[c];
-    grouped_.resize(leaves_.size());
-    {
-      std::size_t at[3] = {class_start[0], class_start[1], class_start[2]};
-      for (const leaf_desc& l : leaves_) grouped_[at[class_of(l)]++] = l;
-    }
-    leaves_.swap(grouped_);
-    auto* d_leaves = reinterpret_cast<leaf_desc*>(base_ + sizes_.leaves);
-    SCANLAB_TRY(cudaMemcpyAsync(d_leaves, leaves_.data(), leaves_.size() * sizeof(leaf_desc), cudaMemcpyHostToDevice,
-                                stream_));
+  // Sorts the leaves of the list (grouped by size class, `counts[c]` of class c): each
+  // class one launch whose blocks fit its largest leaf (threads and shared memory).
+  [[nodiscard]] cudaError_t flush_leaves(const std::int64_t (&counts)[leaf_classes]) {
+    std::int64_t all = 0;
+    for (const std::int64_t c : counts) all += c;
+    if (all == 0) return cudaSuccess;
+    if (all > sizes_.max_leaves) return cudaErrorInvalidValue;  // cannot happen: see plan_sizes
+    if (profile_ != nullptr) profile_->leaves += all;
     leaf_params<K, V> params{};
     for (int b = 0; b < 3; ++b) {
       params.key_sources[b] = key_buffers_[b];
@@ -342,23 +333,20 @@ class driver {
     const auto kernel = bitonic_ ? leaf_sort_kernel<K, V, Comp> : leaf_merge_sort_kernel<K, V, Comp>;
     SCANLAB_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      static_cast<int>(leaf_smem_bytes<K, V>(static_cast<int>(sizes_.leaf)))));
-    for (int c = 0; c < 3; ++c) {
-      const std::size_t first = class_start[c];
-      const std::size_t last = class_start[c + 1];
-      if (last > first) {
-        const std::int64_t bound = c < 2 && class_bounds[c] < sizes_.leaf ? class_bounds[c] : sizes_.leaf;
+    const auto* d_leaves = reinterpret_cast<const leaf_desc*>(base_ + sizes_.leaves);
+    std::int64_t first = 0;
+    for (int c = 0; c < leaf_classes; ++c) {
+      if (counts[c] > 0) {
+        const std::int64_t bound = c < 2 && leaf_class_bound(c) < sizes_.leaf ? leaf_class_bound(c) : sizes_.leaf;
         const std::int64_t warps = detail::ceil_div<std::int64_t>(detail::ceil_div<std::int64_t>(bound, merge_items), 32);
         const int threads = bitonic_ ? (bound <= small_leaf ? small_leaf_threads : leaf_threads) : static_cast<int>(32 * warps);
         params.leaves = d_leaves + first;
-        kernel<<<static_cast<unsigned>(last - first), threads, leaf_smem_bytes<K, V>(static_cast<int>(bound)), stream_>>>(
+        kernel<<<static_cast<unsigned>(counts[c]), threads, leaf_smem_bytes<K, V>(static_cast<int>(bound)), stream_>>>(
             params, comp_);
         SCANLAB_TRY_LAUNCH();
+        first += counts[c];
       }
     }
-    // The leaf descriptors are read by the device before the host vector is reused: the
-    // copy above is synchronous for pageable memory, or (if the sort continues) the next
-    // level's cudaStreamSynchronize comes first.
-    leaves_.clear();
     return cudaSuccess;
   }
 
@@ -374,8 +362,7 @@ class driver {
   const V* value_buffers_[3] = {};
   K* keys_out_ = nullptr;
   V* values_out_ = nullptr;
-  std::vector<leaf_desc> leaves_;
-  std::vector<leaf_desc> grouped_;  // flush_leaves' scratch
+  level_segment* segments_[2] = {};  // this level's segments and the next level's, alternately
 };
 
 template <class K, class V, class Comp>

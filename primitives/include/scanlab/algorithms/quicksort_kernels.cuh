@@ -575,4 +575,120 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
+// ---- planning the next level on the device --------------------------------------------
+
+// What one (segment, bucket) entry of a level hands on: an exclusive scan of these over all
+// entries of the level gives each entry its place in every list at once (the next level's
+// segments and their first tiles, the leaves of each size class, the equal runs to copy and
+// their first tiles), in segment and bucket order, so the plan is the same on every run. The
+// scan's total is all the host reads back (one small copy per level).
+struct plan_entry {
+  std::int64_t segments;   // 1: the bucket is a segment of the next level
+  std::int64_t tiles;      // that segment's partition tiles
+  std::int64_t leaves[3];  // 1 in the bucket's size class: the bucket is a leaf
+  std::int64_t runs;       // 1: an equal bucket to copy to the output
+  std::int64_t run_tiles;  // that run's copy tiles
+  std::int64_t unused;     // pads the entry to 64 bytes
+};
+
+struct plan_add {
+  __host__ __device__ plan_entry operator()(const plan_entry& a, const plan_entry& b) const {
+    plan_entry c{};
+    c.segments = a.segments + b.segments;
+    c.tiles = a.tiles + b.tiles;
+    for (int k = 0; k < 3; ++k) c.leaves[k] = a.leaves[k] + b.leaves[k];
+    c.runs = a.runs + b.runs;
+    c.run_tiles = a.run_tiles + b.run_tiles;
+    return c;
+  }
+};
+
+// Leaves are sorted in three size classes (up to 2048 keys, up to 8192, up to the leaf
+// size), each by one launch whose blocks fit its largest leaf (threads and shared memory),
+// so small leaves do not hold the resources of the largest.
+inline constexpr int leaf_classes = 3;
+
+// The largest leaf of class c (c < 2; the last class goes up to the leaf size).
+__host__ __device__ constexpr std::int64_t leaf_class_bound(int c) { return c == 0 ? 2048 : 8192; }
+
+__host__ __device__ constexpr int leaf_class(std::int64_t size) {
+  return size <= leaf_class_bound(0) ? 0 : (size <= leaf_class_bound(1) ? 1 : 2);
+}
+
+struct plan_params {
+  const level_segment* segments;      // this level's
+  const std::int64_t* bucket_starts;  // per segment and bucket (written by the scatter)
+  std::int64_t entries;               // buckets * segments
+  std::int64_t leaf;                  // the largest leaf
+  std::int64_t tile_items;            // keys per partition tile
+  std::int32_t target;                // the buffer the level wrote to
+  bool copy_equal;                    // that is not the output: equal buckets are copied there
+  plan_entry* offsets;                // the entries, then (scanned in place) their places
+  level_segment* next_segments;
+  leaf_desc* leaves;                  // grouped by class: class 0, then 1, then 2
+  run_copy* runs;
+  plan_entry* totals;                 // the whole level's sum
+};
+
+// Entry e: where its bucket lies in the keys, and what it becomes.
+__device__ __forceinline__ plan_entry plan_of(const plan_params& p, std::int64_t e, std::int64_t& begin,
+                                              std::int64_t& size) {
+  const std::int64_t s = e / buckets;
+  const int b = static_cast<int>(e % buckets);
+  const level_segment seg = p.segments[s];
+  const std::int64_t start = p.bucket_starts[e];
+  const std::int64_t end = b + 1 < buckets ? p.bucket_starts[e + 1] : seg.size;
+  begin = seg.begin + start;
+  size = end - start;
+  plan_entry entry{};
+  if (size <= 0) return entry;
+  if (b % 2 == 1) {
+    if (p.copy_equal) {
+      entry.runs = 1;
+      entry.run_tiles = (size + copy_tile_items - 1) / copy_tile_items;
+    }
+  } else if (size > p.leaf) {
+    entry.segments = 1;
+    entry.tiles = (size + p.tile_items - 1) / p.tile_items;
+  } else {
+    entry.leaves[leaf_class(size)] = 1;
+  }
+  return entry;
+}
+
+inline constexpr int plan_threads = 256;
+
+// 1. Each entry's contribution (then an exclusive scan of them, in place).
+template <int Unused = 0>
+__global__ void __launch_bounds__(plan_threads) plan_count_kernel(const __grid_constant__ plan_params p) {
+  const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * plan_threads + threadIdx.x;
+  if (e >= p.entries) return;
+  std::int64_t begin = 0, size = 0;
+  p.offsets[e] = plan_of(p, e, begin, size);
+}
+
+// 2. Each entry writes itself at its place; the last one also writes the totals.
+template <int Unused = 0>
+__global__ void __launch_bounds__(plan_threads) plan_write_kernel(const __grid_constant__ plan_params p) {
+  const std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * plan_threads + threadIdx.x;
+  if (e >= p.entries) return;
+  std::int64_t begin = 0, size = 0;
+  const plan_entry mine = plan_of(p, e, begin, size);
+  const plan_entry at = p.offsets[e];
+  if (mine.segments != 0) {
+    p.next_segments[at.segments] = {begin, size, at.tiles, mine.tiles};
+  } else if (mine.runs != 0) {
+    p.runs[at.runs] = {begin, begin, size, at.run_tiles};
+  } else if (size > 0 && (e % buckets) % 2 == 0) {
+    // Class c's leaves follow those of the classes before it.
+    std::int64_t last_begin = 0, last_size = 0;
+    const plan_entry totals = plan_add{}(p.offsets[p.entries - 1], plan_of(p, p.entries - 1, last_begin, last_size));
+    const int c = leaf_class(size);
+    std::int64_t place = at.leaves[c];
+    for (int k = 0; k < c; ++k) place += totals.leaves[k];
+    p.leaves[place] = {begin, size, p.target, 0};
+  }
+  if (e == p.entries - 1) *p.totals = plan_add{}(at, mine);
+}
+
 }  // namespace scanlab::quicksort_detail
