@@ -28,7 +28,7 @@ namespace pa = scanlab::partition_app;
 
 int main(int argc, char** argv) {
   scanlab::cli::app app("scanlab-quicksort",
-                        "Sorts a dataset on the GPU with scanlab's quicksort: 31 pivots per segment from 256 samples, "
+                        "Sorts a dataset on the GPU with scanlab's quicksort: 31 pivots per segment from 512 samples, "
                         "every large segment split three ways around each pivot at once (63 buckets, all segments "
                         "of a level in one pass), small segments merge-sorted by one block in shared memory. Writes the sorted keys (-o); --validate checks them against std::sort "
                         "and CUB's radix sort, --bench times them against CUB, thrust::sort (and std::sort with --cpu).",

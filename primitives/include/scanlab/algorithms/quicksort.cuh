@@ -8,7 +8,7 @@
 //
 // The algorithm, level by level (the host drives the recursion):
 //   1. every segment longer than the leaf size gets pivot_count = 31 pivots: evenly spaced
-//      order statistics of 256 samples drawn from 256 equal strata of the segment (the
+//      order statistics of 512 samples drawn from 512 equal strata of the segment (the
 //      median of samples, generalised; choose_pivots_kernel);
 //   2. every segment is partitioned three ways around EACH of its pivots at once: 63
 //      buckets, "less than pivot 0 | equal to pivot 0 | between pivots 0 and 1 | equal to

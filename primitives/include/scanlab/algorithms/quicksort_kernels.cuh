@@ -17,7 +17,7 @@ namespace scanlab::quicksort_detail {
 using partition_detail::no_value;
 using partition_detail::raw_array;
 
-// ---- pivots: evenly spaced order statistics of 256 samples ---------------------------
+// ---- pivots: evenly spaced order statistics of 512 samples ---------------------------
 
 // Each segment of a level is split around pivot_count pivots at once, three ways around
 // each: bucket 2j holds the keys strictly between pivots j-1 and j, bucket 2j+1 the keys
@@ -26,7 +26,10 @@ using partition_detail::raw_array;
 // (2^28 u32: 3) instead of log2(n / leaf) two-way levels.
 inline constexpr int pivot_count = 31;  // 2^5 - 1: the bucket search is five steps
 inline constexpr int buckets = 2 * pivot_count + 1;
-inline constexpr int pivot_samples = 256;
+// 16 samples per bucket: a bucket's size then varies by about 1/sqrt(16) = 25 % around its
+// mean per level (8 samples: 35 %, and ~8 % of the last level's buckets of 2^28 keys came
+// out larger than a leaf, costing a fourth level).
+inline constexpr int pivot_samples = 512;
 inline constexpr int samples_per_pivot = pivot_samples / (pivot_count + 1);
 
 __host__ __device__ constexpr std::uint64_t mix64(std::uint64_t x) {
@@ -46,11 +49,11 @@ struct level_segment {
   std::int64_t tiles;
 };
 
-// One block of pivot_samples threads per segment. Sample t is drawn from the t-th of 256
+// One block of pivot_samples threads per segment. Sample t is drawn from the t-th of 512
 // equal strata of the segment, at an offset hashed from (segment start, t): evenly spread
 // (a sorted or reverse input gives exact quantiles) and not fooled by periodic patterns.
-// Each thread ranks its sample among all 256 (ties broken by sample index); the samples
-// of ranks 8j + 7 are the pivots, in order. Every pivot is an element of the segment, so
+// Each thread ranks its sample among all 512 (ties broken by sample index); the samples
+// of ranks 16j + 15 are the pivots, in order. Every pivot is an element of the segment, so
 // each bucket between pivots is smaller than the segment: the sort always progresses.
 // The block also writes the level's tile -> segment map for its tiles.
 template <class K, class Comp>
@@ -174,16 +177,21 @@ __global__ void __launch_bounds__(Tuning::threads)
     if (i < valid) x[k] = p.keys_in[base + i];
   }
   __syncthreads();
-  // Each group of lanes with the same bucket adds its size once (its lowest lane), so a
-  // warp's counters need no atomics, whatever the data (sorted input: one bucket per warp).
+  // Counting needs no ranks, so it needs no ballots (the scatter's six per item made this
+  // kernel issue-bound): each lane adds itself with a shared-memory atomic to its warp's
+  // counters (on random keys few lanes of a warp collide), except where the whole warp
+  // holds one bucket (sorted runs, where 32 lanes on one address would serialise): then one
+  // lane adds 32. Atomics add the same counts in any order: the result is deterministic.
   const int warp = static_cast<int>(threadIdx.x / 32);
-  const unsigned below = (1u << (threadIdx.x % 32)) - 1u;
+  const bool leader = threadIdx.x % 32 == 0;
 #pragma unroll
   for (int k = 0; k < items; ++k) {
     const int b = warp_base + k * 32 < valid ? bucket_of(x[k], pivots, p.comp) : buckets;
-    const unsigned peers = same_bucket_lanes(b);
-    if ((peers & below) == 0) histogram[warp][b] += __popc(peers);
-    __syncwarp();
+    if (__all_sync(detail::full_warp_mask, b == __shfl_sync(detail::full_warp_mask, b, 0))) {
+      if (leader) atomicAdd(&histogram[warp][b], 32);
+    } else {
+      atomicAdd(&histogram[warp][b], 1);
+    }
   }
   __syncthreads();
   if (threadIdx.x < buckets) {
