@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -118,9 +119,19 @@ std::vector<T> make_data(pattern p, std::int64_t n, std::uint64_t seed) {
       break;
     case pattern::nans:
       if constexpr (std::is_floating_point_v<T>) {
+        // NaNs of both signs with random payloads (a sort must keep their bits), infinities
+        // of both signs, and signed zeros among the random numbers.
+        using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+        const U infinity = std::bit_cast<U>(std::numeric_limits<T>::infinity());
+        const U sign = U{1} << (8 * sizeof(T) - 1);
+        const U mantissa = (U{1} << (std::numeric_limits<T>::digits - 1)) - 1;
         for (auto& x : v) {
-          if (rng() % 4 == 0) x = std::numeric_limits<T>::quiet_NaN();
-          else if (rng() % 16 == 0) x = (rng() & 1) ? T(-0.0) : T(0.0);
+          const auto r = rng() % 16;
+          const U negative = (rng() & 1) ? sign : U{0};
+          if (r < 2) x = std::numeric_limits<T>::quiet_NaN();
+          else if (r < 4) x = std::bit_cast<T>(negative | infinity | ((static_cast<U>(rng()) & mantissa) | U{1}));
+          else if (r < 5) x = std::bit_cast<T>(negative | infinity);
+          else if (r < 6) x = (rng() & 1) ? T(-0.0) : T(0.0);
         }
       }
       break;

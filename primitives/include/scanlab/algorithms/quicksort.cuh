@@ -365,10 +365,11 @@ class driver {
   level_segment* segments_[2] = {};  // this level's segments and the next level's, alternately
 };
 
+// The sort itself, for any key type and order.
 template <class K, class V, class Comp>
-[[nodiscard]] cudaError_t dispatch(void* d_temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out,
-                                   const V* values_in, V* values_out, std::int64_t n, Comp comp, cudaStream_t stream,
-                                   quicksort_options options) {
+[[nodiscard]] cudaError_t sort_direct(void* d_temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out,
+                                      const V* values_in, V* values_out, std::int64_t n, Comp comp,
+                                      cudaStream_t stream, quicksort_options options) {
   if (n < 0) return cudaErrorInvalidValue;
   const plan_sizes<K, V> sizes(n, options.leaf_items);
   if (d_temp == nullptr) {
@@ -380,6 +381,48 @@ template <class K, class V, class Comp>
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
   driver<K, V, Comp> d(base, sizes, keys_in, keys_out, values_in, values_out, n, comp, options, stream);
   return d.run();
+}
+
+// Floats under the default order: mapped into d_keys_out as ordered unsigned integers
+// (float_order), sorted there in place as integers, mapped back: two streaming passes
+// instead of a NaN test in every comparison of the bucket searches and the merges: H100,
+// uniform float32 2^26 4.79 -> 4.30 ms, 2^28 about 18 -> 15.8 ms (2.74x CUB's radix sort,
+// whose time the direct form exceeded 3x); float64 2^26 6.74 -> 6.43 ms. Same temp
+// storage as the direct sort.
+template <class K, class V>
+[[nodiscard]] cudaError_t sort_float_as_bits(void* d_temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out,
+                                             const V* values_in, V* values_out, std::int64_t n, cudaStream_t stream,
+                                             quicksort_options options) {
+  using U = typename float_order<K>::U;
+  auto* bits = reinterpret_cast<U*>(keys_out);
+  if (d_temp == nullptr || n <= 0) {
+    return sort_direct(d_temp, temp_bytes, static_cast<const U*>(bits), bits, values_in, values_out, n,
+                       partition_detail::nan_last_less{}, stream, options);
+  }
+  // Check the temp storage before touching the keys (nothing is written on a refused call).
+  std::size_t needed = 0;
+  SCANLAB_TRY(sort_direct(nullptr, needed, static_cast<const U*>(bits), bits, values_in, values_out, n,
+                          partition_detail::nan_last_less{}, stream, options));
+  if (temp_bytes < needed) return cudaErrorInvalidValue;
+  const auto grid = static_cast<unsigned>(detail::ceil_div<std::int64_t>(n, code_threads * code_items));
+  float_order_kernel<K, true><<<grid, code_threads, 0, stream>>>(reinterpret_cast<const U*>(keys_in), bits, n);
+  SCANLAB_TRY_LAUNCH();
+  SCANLAB_TRY(sort_direct(d_temp, temp_bytes, static_cast<const U*>(bits), bits, values_in, values_out, n,
+                          partition_detail::nan_last_less{}, stream, options));
+  float_order_kernel<K, false><<<grid, code_threads, 0, stream>>>(bits, bits, n);
+  SCANLAB_TRY_LAUNCH();
+  return cudaSuccess;
+}
+
+template <class K, class V, class Comp>
+[[nodiscard]] cudaError_t dispatch(void* d_temp, std::size_t& temp_bytes, const K* keys_in, K* keys_out,
+                                   const V* values_in, V* values_out, std::int64_t n, Comp comp, cudaStream_t stream,
+                                   quicksort_options options) {
+  if constexpr (std::is_floating_point_v<K> && std::is_same_v<Comp, partition_detail::nan_last_less>) {
+    return sort_float_as_bits(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, stream, options);
+  } else {
+    return sort_direct(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream, options);
+  }
 }
 
 }  // namespace quicksort_detail

@@ -699,4 +699,57 @@ __global__ void __launch_bounds__(plan_threads) plan_write_kernel(const __grid_c
   if (e == p.entries - 1) *p.totals = plan_add{}(at, mine);
 }
 
+// ---- floats sorted as unsigned integers ------------------------------------------------
+
+// A bijection from the bits of a float (or double) to an unsigned integer of the same width
+// whose order is nan_last_less's: -inf < ... < -0.0 < +0.0 < ... < +inf < every NaN.
+// Quicksort moves its keys (unlike the radix sort, which only reads ordered bits), so the
+// map must be undone exactly: NaN payloads and signs survive. Steps:
+//   1. the usual flip: negatives have every bit inverted, positives only the sign bit:
+//      now unsigned order is numeric order, with the negative NaNs below -inf (flipped
+//      to 0 .. m-1, m = the number of negative NaN patterns) and positive ones above +inf;
+//   2. minus m (mod 2^width), a rotation: -inf becomes 0 and the negative NaNs wrap
+//      around to the very top, above the positive ones. All NaNs are then last (in an
+//      order of their bits: the sort leaves equivalent keys in no particular order anyway).
+// Sorting the mapped keys with operator< and mapping back gives the float sort, without a
+// NaN test in every comparison of the bucket searches and the leaf merges.
+template <class F>
+struct float_order {
+  using U = std::conditional_t<sizeof(F) == 4, std::uint32_t, std::uint64_t>;
+  static constexpr int bits = 8 * sizeof(F);
+  static constexpr U sign = U{1} << (bits - 1);
+  static constexpr U negative_nans = (U{1} << (sizeof(F) == 4 ? 23 : 52)) - 1;  // mantissa patterns but zero
+
+  __host__ __device__ static U encode(U raw) {
+    const U flipped = raw & sign ? ~raw : raw ^ sign;
+    return flipped - negative_nans;
+  }
+  __host__ __device__ static U decode(U ordered) {
+    const U flipped = ordered + negative_nans;
+    return flipped & sign ? flipped ^ sign : ~flipped;
+  }
+};
+
+inline constexpr int code_threads = 256;
+inline constexpr int code_items = 4;  // per thread: four loads in flight before the stores
+
+// out[i] = encode(in[i]) (Encode) or decode(in[i]); in place allowed.
+template <class F, bool Encode>
+__global__ void __launch_bounds__(code_threads)
+    float_order_kernel(const typename float_order<F>::U* in, typename float_order<F>::U* out, std::int64_t n) {
+  using U = typename float_order<F>::U;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * code_threads * code_items + threadIdx.x;
+  U x[code_items];
+#pragma unroll
+  for (int k = 0; k < code_items; ++k) {
+    if (first + k * code_threads < n) x[k] = in[first + k * code_threads];
+  }
+#pragma unroll
+  for (int k = 0; k < code_items; ++k) {
+    if (first + k * code_threads < n) {
+      out[first + k * code_threads] = Encode ? float_order<F>::encode(x[k]) : float_order<F>::decode(x[k]);
+    }
+  }
+}
+
 }  // namespace scanlab::quicksort_detail
