@@ -20,13 +20,15 @@
 //   1. each thread composes its maps (the recurrence from state 0 for b, a tree product
 //      for a: no per-step operator rules needed, see compose());
 //   2. ONE warp scan of the thread compositions; block_scan::scan_warp_totals scans the
-//      warp totals and gives the tile's aggregate; each thread keeps its prefix inside the
-//      tile in registers; the tile publishes its aggregate and stays PARKED in its buffer
-//      (its maps: sequence starts made resets and converted maps are written back);
-//   3. the block scans its next tile (publishing its aggregate too) and only then looks
-//      back for the parked one (tile_state of affine maps: the canonical, deterministic
-//      prefix E). Its aggregate and those before it were published a step earlier, so
-//      the look-back seldom waits: the deferred look-back of the production scan;
+//      warp totals (the step's one barrier) and gives the tile's aggregate; each thread
+//      keeps its prefix inside the tile in registers; the tile publishes its aggregate
+//      and stays PARKED in its buffer (its maps: sequence starts made resets and
+//      converted maps are written back);
+//   3. at the start of the block's next step warp 0 looks back for the parked tile
+//      (tile_state of affine maps: the canonical, deterministic prefix E) while the other
+//      warps read and compose the next tile; that step's barrier hands E to all. The
+//      aggregates it needs were published at least a step earlier, so it seldom waits:
+//      the deferred look-back of the production scan;
 //   4. the finish is done on STATES, not maps: the state entering the tile is E(.) (a
 //      constant: E always contains element 0, a reset); each thread applies its prefix to
 //      it and re-runs its items' recurrence x = a x + b from the maps in the buffer; x goes
@@ -166,7 +168,7 @@ struct linrec_policy {
   static constexpr int min_blocks_per_sm = MinBlocksPerSm;
   static constexpr bool prefetch = Prefetch;
   static constexpr int buffers = Prefetch ? 3 : 2;
-  static constexpr int l2_ahead = Prefetch ? 2 : 0;
+  static constexpr int l2_ahead = Prefetch ? 1 : 0;
   static constexpr int tile_items = BlockThreads * ItemsPerThread;
 };
 
@@ -250,9 +252,12 @@ struct linrec_agent {
     // in with the tile (batches with x0s and sequences of at least `items`): a load at
     // scan time would put a memory round trip into every tile's critical path.
     T start_state[B][block_threads];
-    typename block_scan_t::temp_storage scan;
-    scan_detail::raw_slot<map_t> tile_prefix;
-    std::int64_t next_tile;
+    // Two of each, alternating from tile to tile (`parity`): a step has ONE barrier (the
+    // block scan's), so a slot is rewritten only two steps after it was read, with a
+    // barrier between.
+    typename block_scan_t::temp_storage scan[2];
+    scan_detail::raw_slot<map_t> tile_prefix[2];  // the parked tile's prefix (look-back)
+    std::int64_t next_tile[2];                    // tickets mode
   };
 
   const params_t& p;
@@ -481,9 +486,9 @@ struct linrec_agent {
   }
 
   // Reads, prepares and scans `tile` (in buffer `buf`): ONE warp scan of the threads'
-  // compositions and the block's scan of the warp totals; sets aggregate, prefix and
-  // has_prefix, and publishes the aggregate.
-  __device__ void scan_tile(int buf, std::int64_t tile) {
+  // compositions and the block's scan of the warp totals (the step's barrier); sets
+  // aggregate, prefix and has_prefix, and publishes the aggregate.
+  __device__ void scan_tile(int buf, std::int64_t tile, int parity) {
     const affine_then op;
     map_t composed;
     {
@@ -495,7 +500,7 @@ struct linrec_agent {
     const bool has_lane_prefix = warp_exclusive_scan_unseeded(composed, op, lane_prefix, inclusive);
     const map_t warp_total = detail::shfl_idx(inclusive, 31);
     map_t warp_prefix;
-    const bool has_warp_prefix = block_scan_t(s.scan).scan_warp_totals(warp_total, op, warp_prefix, aggregate);
+    const bool has_warp_prefix = block_scan_t(s.scan[parity]).scan_warp_totals(warp_total, op, warp_prefix, aggregate);
     prefix = has_warp_prefix ? (has_lane_prefix ? op(warp_prefix, lane_prefix) : warp_prefix) : lane_prefix;
     has_prefix = has_warp_prefix || has_lane_prefix;
     if (threadIdx.x == 0) p.state.publish_aggregate(tile, aggregate);
@@ -510,24 +515,24 @@ struct linrec_agent {
 
   // ---- the finish of the parked tile ----
 
-  // Warp 0 looks back for the parked tile's prefix (its aggregate and those before it were
-  // published at least one step earlier), one barrier broadcasts it, and each thread
-  // re-runs its recurrence from the state entering its items. This works on STATES: the
-  // state entering the tile is the prefix's b (the prefix always contains element 0, a
-  // reset; tile 0 needs none: its first item is one). x goes over b in the buffer and each
-  // warp stores its part coalesced. The buffer is free after this.
-  // AfterFinish: no scan (and its barrier) since the last finish, whose prefix every thread
-  // must have read before warp 0 overwrites it.
-  template <bool AfterFinish>
-  __device__ void finish(int buf) {
+  // Warp 0, at the start of a step: the parked tile's prefix (the canonical exclusive
+  // prefix of tile_state). It runs while the other warps read and compose the new tile;
+  // the block scan's barrier publishes it. The aggregates it needs (of the tiles before
+  // the parked one) were published at least a step earlier, so it seldom waits.
+  __device__ void look_back(int parity) {
+    if (parked_tile == 0) return;  // tile 0 needs no prefix: its first item is a reset
+    const map_t tile_prefix = p.state.exclusive_prefix(parked_tile, parked_aggregate, affine_then{});
+    if (lane == 0) s.tile_prefix[parity].store(tile_prefix);
+  }
+
+  // After the barrier that followed look_back(parity): each thread re-runs its items'
+  // recurrence from the state entering them. This works on STATES: the state entering the
+  // tile is the prefix's b (the prefix always contains element 0, a reset; tile 0 needs
+  // none), the thread's prefix inside the tile takes it to the thread's items. x goes
+  // over b in the buffer and each warp stores its part coalesced; the buffer is free after.
+  __device__ void finish(int buf, int parity) {
     const std::int64_t tile = parked_tile;
-    if constexpr (AfterFinish) __syncthreads();
-    if (warp == 0 && tile > 0) {
-      const map_t tile_prefix = p.state.exclusive_prefix(tile, parked_aggregate, affine_then{});
-      if (lane == 0) s.tile_prefix.store(tile_prefix);
-    }
-    __syncthreads();
-    const T entering = tile > 0 ? apply(s.tile_prefix.load(), T(0)) : T(0);
+    const T entering = tile > 0 ? apply(s.tile_prefix[parity].load(), T(0)) : T(0);
     T state = parked_has_prefix ? apply(parked_prefix, entering) : entering;
     uint4* const wa = &s.a[buf][threadIdx.x * W];
     uint4* const wb = &s.b[buf][threadIdx.x * W];
@@ -546,7 +551,10 @@ struct linrec_agent {
       }
     }
     if (p.final_x != nullptr) write_final_states(tile, x);
-    if (p.x == nullptr) return;
+    if (p.x == nullptr) {
+      __syncwarp();  // every lane has read its maps before the buffer is refilled
+      return;
+    }
 #pragma unroll
     for (int j = 0; j < W; ++j) {
       uint4 rx;
@@ -596,16 +604,37 @@ struct linrec_agent {
 
   // ---- launch modes ----
 
+  // A step, for `tile` in buffer `buf` with the previous tile parked in `parked_buf`:
+  // warp 0 looks back for the parked tile while the other warps compose the new one; the
+  // block scan (its barrier also publishes the look-back's prefix) and the new tile's
+  // aggregate; the parked tile is finished; the new one is parked. The look-back is thus
+  // deferred by one tile: a tile is scanned and published, and looked back for only after
+  // its block's next tile was staged, scanned and composed.
+  // No deadlock, in either launch mode: the smallest tile not yet published belongs to a
+  // block whose look-back needs only lower tiles (below its parked tile), all published,
+  // so that block goes on and publishes it.
+  template <int InFlight>
+  __device__ void step(std::int64_t tile, int buf, int parked_buf, int parity) {
+    if (warp == 0) look_back(parity);
+    take<InFlight>(tile, buf);
+    scan_tile(buf, tile, parity);
+    finish(parked_buf, parity);
+  }
+
+  // The last parked tile: its look-back, a barrier, its finish.
+  __device__ void finish_last(int parked_buf, int parity) {
+    if (warp == 0) look_back(parity);
+    __syncthreads();
+    finish(parked_buf, parity);
+  }
+
   // Cooperative grid of G blocks: block b takes tiles b, b + G, ... in increasing order,
   // its i-th tile in buffer i % B. The tile states are reset inside the kernel, ordered
-  // before every look-back by the one grid-wide barrier. Every tile's look-back is
-  // deferred by one step: tile t is scanned, publishes its aggregate and is parked; the
-  // block scans t + G and publishes that too, and only then looks back for t, so the
-  // aggregates it needs were published a whole step earlier and it seldom waits. The
-  // block's first tile is scanned and published before the barrier (its state was reset
-  // by the same thread). While a tile is scanned and the parked one finished, the next
-  // B - 2 tiles are being copied into shared memory and the L2 prefetch runs further
-  // ahead; the buffer a finish frees takes the tile B - 1 steps ahead.
+  // before every look-back by the one grid-wide barrier; the block's first tile is
+  // scanned and published before it (its state was reset by the same thread). While a
+  // tile is scanned and the parked one finished, the next B - 2 tiles are being copied
+  // into shared memory and the L2 prefetch runs further ahead; the buffer a finish frees
+  // takes the tile B - 1 steps ahead.
   __device__ void run_cooperative() {
     const std::int64_t grid = gridDim.x;
     for (std::int64_t t = blockIdx.x + threadIdx.x * grid; t < p.num_tiles; t += block_threads * grid) {
@@ -617,53 +646,46 @@ struct linrec_agent {
 #pragma unroll
     for (int k = 0; k < Policy::l2_ahead; ++k) prefetch_l2(first + (B - 1 + k) * grid);
     take<in_flight>(first, 0);
-    scan_tile(0, first);
-    // The next scan rewrites the block scan's shared warp totals, which slow warps may
-    // still be reading: the barrier a finish has (needed on the first step too).
-    __syncthreads();
+    scan_tile(0, first, 0);
     park(first);
     stage(first + (B - 1) * grid, B - 1);
     if constexpr (Policy::l2_ahead > 0) prefetch_l2(first + (B - 1 + Policy::l2_ahead) * grid);
     cooperative_groups::this_grid().sync();
     int i = 1;
     for (std::int64_t tile = first + grid; tile < p.num_tiles; tile += grid, ++i) {
-      const int buf = i % B;
       const int parked_buf = (i + B - 1) % B;
-      take<in_flight>(tile, buf);
-      scan_tile(buf, tile);
-      finish<false>(parked_buf);
+      step<in_flight>(tile, i % B, parked_buf, i & 1);
       stage(tile + (B - 1) * grid, parked_buf);
       if constexpr (Policy::l2_ahead > 0) prefetch_l2(tile + (B - 1 + Policy::l2_ahead) * grid);
       park(tile);
     }
-    finish<true>((i + B - 1) % B);
+    finish_last((i + B - 1) % B, i & 1);
   }
 
   // Fallback where cooperative launch is unavailable: states reset by a memset before the
-  // launch, tiles handed out in order from the ticket counter (so the next tile is not
-  // known ahead: no prefetch), each look-back deferred by one tile as above. No deadlock:
-  // a block publishes the aggregate of its new tile before it looks back for its parked
-  // one, so every aggregate a look-back waits for belongs to a running block that
-  // publishes it before it waits itself (on lower tiles only).
+  // launch, tiles handed out in order from the ticket counter (the next tile is not known
+  // ahead: no prefetch). Thread 0 claims the next tile before the step's barrier, which
+  // publishes it for the next step.
   __device__ void run_tickets() {
-    if (threadIdx.x == 0) s.next_tile = p.state.claim_tile();
+    if (threadIdx.x == 0) s.next_tile[0] = p.state.claim_tile();
     __syncthreads();
     int i = 0;
     for (;; ++i) {
-      // Read before scan_tile's barrier; thread 0 overwrites it after that barrier, and
-      // the barrier of the finish (or the one below) publishes it before the next read.
-      const std::int64_t tile = s.next_tile;
+      const int parity = i & 1;
+      const std::int64_t tile = s.next_tile[parity];
       if (tile >= p.num_tiles) break;
+      if (threadIdx.x == 0) s.next_tile[parity ^ 1] = p.state.claim_tile();
       const int buf = i % B;
       stage(tile, buf);
-      take<0>(tile, buf);
-      scan_tile(buf, tile);
-      if (threadIdx.x == 0) s.next_tile = p.state.claim_tile();
-      if (i > 0) finish<false>((i + B - 1) % B);
-      else __syncthreads();
+      if (i == 0) {
+        take<0>(tile, buf);
+        scan_tile(buf, tile, parity);
+      } else {
+        step<0>(tile, buf, (i + B - 1) % B, parity);
+      }
       park(tile);
     }
-    if (i > 0) finish<true>((i + B - 1) % B);
+    if (i > 0) finish_last((i + B - 1) % B, i & 1);
   }
 };
 
