@@ -54,6 +54,16 @@ __device__ __forceinline__ void fold_into(T& acc, bool& has, const T& value, Op 
   has = true;
 }
 
+// The items of one 16-byte vector, each converted to T, combined by a fixed tree (the
+// same order in every kernel that reads vectors, so the same bits).
+template <class T, class U, class Convert, class Op>
+__device__ __forceinline__ T reduce_vector(const vector16<U>& vec, Convert convert, Op op) {
+  T values[vector_items<U>];
+#pragma unroll
+  for (int m = 0; m < vector_items<U>; ++m) values[m] = convert(vec.items[m]);
+  return tree_reduce(values, op);
+}
+
 // Per-thread accumulation over the units [begin, end) of a block's share: thread t
 // takes begin + t, begin + t + Threads, ..., Unroll units per iteration, all loads of
 // an iteration issued before any is combined (they are independent: Unroll loads in
@@ -124,13 +134,7 @@ __device__ __forceinline__ int thread_reduce_share(InputIt in, std::int64_t n, s
       const U* body = in + split.head;
       bool has = thread_reduce_strided<threads, Policy::vectors_per_thread, T>(
           unit_begin, unit_end, op, [&](std::int64_t v) { return load_vector(body + v * vi); },
-          [&](const vector16<U>& vec) {
-            T values[vi];
-#pragma unroll
-            for (int m = 0; m < vi; ++m) values[m] = convert(vec.items[m]);
-            return tree_reduce(values, op);
-          },
-          acc);
+          [&](const vector16<U>& vec) { return reduce_vector<T>(vec, convert, op); }, acc);
       if (with_head) {
         if (t < split.head) fold_into(acc, has, convert(in[t]), op);
         num_valid = max(num_valid, static_cast<int>(split.head));
@@ -250,13 +254,7 @@ __device__ __forceinline__ void reduce_tile(InputIt in, int n, OutputIt out, T i
     if (t < tail) tail_item = in[n - tail + t];
     bool has = tile_thread_reduce<threads, Shape::vectors_per_thread, T>(
         vectors, op, [&](int k) { return load_vector(first + k * threads * vi); },
-        [&](const vector16<U>& vec) {
-          T values[vi];
-#pragma unroll
-          for (int m = 0; m < vi; ++m) values[m] = convert(vec.items[m]);
-          return tree_reduce(values, op);
-        },
-        acc);
+        [&](const vector16<U>& vec) { return reduce_vector<T>(vec, convert, op); }, acc);
     if (t < head) fold_into(acc, has, convert(head_item), op);
     if (t < tail) fold_into(acc, has, convert(tail_item), op);
     num_valid = max(max(min(vectors, threads), head), tail);
