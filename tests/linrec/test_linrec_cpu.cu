@@ -146,11 +146,43 @@ TEST(linrec_reference, TreeEvaluationStaysWithinTheBound) {
     EXPECT_TRUE(r.pass()) << "bound ratio " << r.max_bound_ratio << " at " << r.worst_index;
     EXPECT_GT(r.max_bound_ratio, 0.0);  // rounding happened: the check is not vacuous
   }
-  // L / S for a constant a = rho: tends to 1 / (1 - rho).
+  // L / S for a constant a = rho: tends to 1 / (1 - rho); so does the reach.
   ref::state s;
   s.start(0);
   for (int i = 0; i < 10000; ++i) s.step(0.9L, 1.0L);
   EXPECT_NEAR(static_cast<double>(s.length / s.scale), 10.0, 0.01);
+  EXPECT_NEAR(static_cast<double>(s.reach), 10.0, 0.01);
+}
+
+// Gradual underflow: an exponential moving average decaying through a long silence passes
+// through subnormal states, where every rounding errs by up to denorm_min / 2 in absolute
+// terms and those errors pile up (attenuated by a each step). A plain sequential float loop
+// must stay within the bound there (a fixed floor of 4 denorm_min failed it by 12x).
+TEST(linrec_reference, SequentialLoopThroughSubnormalsStaysWithinTheBound) {
+  const float alpha = 0.01f;
+  std::mt19937_64 rng(scanlab::test::test_seed());
+  std::uniform_real_distribution<float> loud(-1.0f, 1.0f);
+  std::vector<float> s;
+  for (int burst = 0; burst < 4; ++burst) {
+    for (int i = 0; i < 2000; ++i) s.push_back(loud(rng) * 1e-3f);
+    s.insert(s.end(), 12000, 0.0f);  // 0.99^12000 ~ 1e-52: far into and below the subnormals
+  }
+  std::vector<float> x(s.size());
+  float state = 0;
+  int subnormal = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    state = std::fma(1.0f - alpha, state, alpha * s[i]);
+    x[i] = state;
+    if (state != 0 && std::fabs(state) < std::numeric_limits<float>::min()) ++subnormal;
+  }
+  ASSERT_GT(subnormal, 1000);  // the case is really exercised
+  ref::operands<float> ops;
+  ops.kind = ref::form::ema;
+  ops.p = s;
+  ops.alpha = static_cast<long double>(alpha);
+  const auto r = ref::check<float>(ops, 1, static_cast<std::int64_t>(s.size()), false, {}, 0.0f, x, false);
+  EXPECT_TRUE(r.pass()) << "bound ratio " << r.max_bound_ratio << " at " << r.worst_index;
+  EXPECT_GT(r.max_bound_ratio, 0.0);
 }
 
 }  // namespace
