@@ -39,9 +39,10 @@
 //   * Not stable (the order of equivalent keys, and so of their values, is unspecified), but
 //     deterministic: the same input gives the same output on every run.
 //   * In place allowed: d_keys_out == d_keys_in (and d_values_out == d_values_in).
-//   * Two-phase temp storage (as CUB): n keys (+ n values), plus about 1 KB per 8192 keys for
-//     the bucket counts, plus a little. Any alignment.
-//   * NOT asynchronous: the host plans each level from the previous level's counts, so the
+//   * Two-phase temp storage (as CUB): n keys (+ n values), plus the bucket counts, the plan
+//     entries and the segment and leaf lists: about 0.55 bytes per key for four-byte keys
+//     (1 byte for pairs or eight-byte keys). Any alignment.
+//   * NOT asynchronous: the host reads each level's totals to size the next level, so the
 //     call synchronises `stream` once per partition level (about log32(n / leaf size)
 //     times; never for n <= the leaf size). Returns the first failing CUDA status; never throws.
 //   * n is 64-bit; n = 0 and n = 1 work.

@@ -666,6 +666,9 @@ __device__ __forceinline__ plan_entry plan_of(const plan_params& p, std::int64_t
 
 inline constexpr int plan_threads = 256;
 
+// (The planning kernels are templates only so that a header can define them: a plain
+// __global__ function would be defined again by every translation unit that includes it.)
+
 // 1. Each entry's contribution (then an exclusive scan of them, in place).
 template <int Unused = 0>
 __global__ void __launch_bounds__(plan_threads) plan_count_kernel(const __grid_constant__ plan_params p) {
