@@ -71,7 +71,7 @@ struct quicksort_profile {
   double levels_ms = 0;  // pivots, counts, scan, scatter of every level
   double plan_ms = 0;    // planning the next level (on the device) and reading its size
   double copy_ms = 0;    // equal buckets to the output
-  double leaves_ms = 0;  // leaf sorts (descriptors to the device, the sort launches)
+  double leaves_ms = 0;  // leaf sorts (one launch per size class)
   int levels = 0;
   std::int64_t leaves = 0;
 };

@@ -585,32 +585,6 @@ __global__ void __launch_bounds__(1024)
 
 // ---- planning the next level on the device --------------------------------------------
 
-// What one (segment, bucket) entry of a level hands on: an exclusive scan of these over all
-// entries of the level gives each entry its place in every list at once (the next level's
-// segments and their first tiles, the leaves of each size class, the equal runs to copy and
-// their first tiles), in segment and bucket order, so the plan is the same on every run. The
-// scan's total is all the host reads back (one small copy per level).
-struct plan_entry {
-  std::int64_t segments;   // 1: the bucket is a segment of the next level
-  std::int64_t tiles;      // that segment's partition tiles
-  std::int64_t leaves[3];  // 1 in the bucket's size class: the bucket is a leaf
-  std::int64_t runs;       // 1: an equal bucket to copy to the output
-  std::int64_t run_tiles;  // that run's copy tiles
-  std::int64_t unused;     // pads the entry to 64 bytes
-};
-
-struct plan_add {
-  __host__ __device__ plan_entry operator()(const plan_entry& a, const plan_entry& b) const {
-    plan_entry c{};
-    c.segments = a.segments + b.segments;
-    c.tiles = a.tiles + b.tiles;
-    for (int k = 0; k < 3; ++k) c.leaves[k] = a.leaves[k] + b.leaves[k];
-    c.runs = a.runs + b.runs;
-    c.run_tiles = a.run_tiles + b.run_tiles;
-    return c;
-  }
-};
-
 // Leaves are sorted in three size classes (up to 2048 keys, up to 8192, up to the leaf
 // size), each by one launch whose blocks fit its largest leaf (threads and shared memory),
 // so small leaves do not hold the resources of the largest.
@@ -622,6 +596,32 @@ __host__ __device__ constexpr std::int64_t leaf_class_bound(int c) { return c ==
 __host__ __device__ constexpr int leaf_class(std::int64_t size) {
   return size <= leaf_class_bound(0) ? 0 : (size <= leaf_class_bound(1) ? 1 : 2);
 }
+
+// What one (segment, bucket) entry of a level hands on: an exclusive scan of these over all
+// entries of the level gives each entry its place in every list at once (the next level's
+// segments and their first tiles, the leaves of each size class, the equal runs to copy and
+// their first tiles), in segment and bucket order, so the plan is the same on every run. The
+// scan's total is all the host reads back (one small copy per level).
+struct plan_entry {
+  std::int64_t segments;   // 1: the bucket is a segment of the next level
+  std::int64_t tiles;      // that segment's partition tiles
+  std::int64_t leaves[leaf_classes];  // 1 in the bucket's size class: the bucket is a leaf
+  std::int64_t runs;       // 1: an equal bucket to copy to the output
+  std::int64_t run_tiles;  // that run's copy tiles
+  std::int64_t unused;     // pads the entry to 64 bytes
+};
+
+struct plan_add {
+  __host__ __device__ plan_entry operator()(const plan_entry& a, const plan_entry& b) const {
+    plan_entry c{};
+    c.segments = a.segments + b.segments;
+    c.tiles = a.tiles + b.tiles;
+    for (int k = 0; k < leaf_classes; ++k) c.leaves[k] = a.leaves[k] + b.leaves[k];
+    c.runs = a.runs + b.runs;
+    c.run_tiles = a.run_tiles + b.run_tiles;
+    return c;
+  }
+};
 
 struct plan_params {
   const level_segment* segments;      // this level's
