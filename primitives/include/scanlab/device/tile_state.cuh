@@ -32,13 +32,13 @@
 //      blocks, which wait only on tiles below themselves), or launch a cooperative
 //      (all-resident) grid whose blocks walk their tiles in increasing order.
 //
-// Memory ordering (CUDA/PTX memory model, gpu scope):
-//   * sizeof(T) <= 4: status and value share one 64-bit word, written and read with a
-//     single relaxed gpu-scope access (st.relaxed.gpu / ld.relaxed.gpu): the reader needs
-//     nothing but the word itself, so no fence is needed and the pair never tears.
-//   * larger T: the value goes to its own slot first, then the status is written with
-//     st.release.gpu; a reader loads the status with ld.acquire.gpu before it reads the
-//     value (from L2: ld.global.cg). Each slot is written once per call.
+// Memory ordering (CUDA/PTX memory model, gpu scope): a value is cut into 32-bit pieces
+// and each piece shares a 64-bit word with the status, written and read with single
+// relaxed gpu-scope accesses (st.relaxed.gpu / ld.relaxed.gpu). A reader issues the loads
+// of all of a slot's words together (one round trip) and takes the value only when every
+// word says valid: each word is written once per call, after the reset, so a valid word
+// holds its final piece. The reader needs nothing but the words themselves: no fences, no
+// acquire/release pairs, no second round trip for the value.
 #pragma once
 
 #include <scanlab/detail/shuffle.cuh>
@@ -66,6 +66,8 @@ __device__ __forceinline__ std::uint64_t load_relaxed(const std::uint64_t* addre
 __device__ __forceinline__ void store_relaxed(std::uint64_t* address, std::uint64_t value) {
   asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
 }
+// A flag and a separate value, ordered by release/acquire: what the teaching ladder's
+// chained scan (ladder/scan_ladder.cuh) uses. tile_state itself needs neither (above).
 __device__ __forceinline__ std::uint32_t load_acquire(const std::uint32_t* address) {
   std::uint32_t value;
   asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
@@ -74,12 +76,9 @@ __device__ __forceinline__ std::uint32_t load_acquire(const std::uint32_t* addre
 __device__ __forceinline__ void store_release(std::uint32_t* address, std::uint32_t value) {
   asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
 }
-__device__ __forceinline__ void store_relaxed32(std::uint32_t* address, std::uint32_t value) {
-  asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
-}
 
 // A T read from / written to L2 (bypassing L1) in 4-byte words, for values another
-// block wrote. The address must be 4-byte aligned (slots below are).
+// block wrote. The address must be 4-byte aligned.
 template <class T>
 __device__ __forceinline__ T load_cg(const T* address) {
   constexpr int words = static_cast<int>((sizeof(T) + 3) / 4);
@@ -101,9 +100,13 @@ __device__ __forceinline__ void store_cg(T* address, const T& value) {
   for (int w = 0; w < words; ++w) __stcg(target + w, raw[w]);
 }
 
-// Bytes of one slot holding a T: padded to whole 4-byte words.
+// Bytes of one 4-byte aligned slot holding a T: padded to whole 4-byte words.
 template <class T>
 inline constexpr std::size_t slot_bytes = (sizeof(T) + 3) / 4 * 4;
+
+// The 32-bit pieces a T is cut into (the last one padded).
+template <class T>
+inline constexpr int pieces = static_cast<int>((sizeof(T) + 3) / 4);
 
 // a op b, or b when a does not exist (no identity element is ever needed).
 template <class T, class Op>
@@ -119,28 +122,22 @@ class tile_state {
 
  public:
   static constexpr int window_tiles = 32;
-  // Status and value in one 64-bit word (one access) when the value fits in 32 bits.
-  static constexpr bool packed = sizeof(T) <= 4;
+  // 64-bit words per slot: one per 32-bit piece of the value, each with the status.
+  static constexpr int words = tile_state_detail::pieces<T>;
 
   __host__ __device__ static constexpr std::int64_t windows(std::int64_t num_tiles) {
     return num_tiles / window_tiles + 1;
   }
 
-  // Layout: [ticket counter, padded to 128 B][tile statuses][window statuses] then, when not
-  // packed, [tile values][window values]. A reset zeroes the first reset_bytes().
+  // Layout: [ticket counter, padded to 128 B][tile slots][window slots], a slot being
+  // `words` 64-bit words. A reset zeroes all of it (every status invalid).
   static constexpr std::size_t header_bytes = 128;
-  static constexpr std::size_t status_size = packed ? sizeof(std::uint64_t) : sizeof(std::uint32_t);
+  static constexpr std::size_t slot_size = sizeof(std::uint64_t) * words;
   __host__ __device__ static constexpr std::size_t reset_bytes(std::int64_t num_tiles) {
-    return header_bytes + static_cast<std::size_t>(num_tiles + windows(num_tiles)) * status_size;
+    return header_bytes + static_cast<std::size_t>(num_tiles + windows(num_tiles)) * slot_size;
   }
   __host__ __device__ static constexpr std::size_t storage_bytes(std::int64_t num_tiles) {
-    if constexpr (packed) {
-      return reset_bytes(num_tiles);
-    } else {
-      return detail::align_up(reset_bytes(num_tiles), 16) +
-             detail::align_up(static_cast<std::size_t>(num_tiles) * tile_state_detail::slot_bytes<T>, 16) +
-             detail::align_up(static_cast<std::size_t>(windows(num_tiles)) * tile_state_detail::slot_bytes<T>, 16);
-    }
+    return reset_bytes(num_tiles);
   }
 
   tile_state() = default;
@@ -148,13 +145,8 @@ class tile_state {
   __host__ __device__ tile_state(void* d_storage, std::int64_t num_tiles) : num_tiles_(num_tiles) {
     auto* bytes = static_cast<unsigned char*>(d_storage);
     counter_ = reinterpret_cast<unsigned long long*>(bytes);
-    tile_status_ = bytes + header_bytes;
-    window_status_ = tile_status_ + static_cast<std::size_t>(num_tiles) * status_size;
-    if constexpr (!packed) {
-      tile_values_ = bytes + detail::align_up(reset_bytes(num_tiles), 16);
-      window_values_ =
-          tile_values_ + detail::align_up(static_cast<std::size_t>(num_tiles) * tile_state_detail::slot_bytes<T>, 16);
-    }
+    tile_slots_ = reinterpret_cast<std::uint64_t*>(bytes + header_bytes);
+    window_slots_ = tile_slots_ + static_cast<std::size_t>(num_tiles) * words;
   }
 
   [[nodiscard]] __host__ __device__ std::int64_t num_tiles() const { return num_tiles_; }
@@ -168,8 +160,8 @@ class tile_state {
   // window, that window's successor prefix) invalid. Order before any look-back with a
   // grid-wide barrier. Block 0 also zeroes the ticket counter with init_counter().
   __device__ void init_tile(std::int64_t tile) const {
-    clear(tile_status_, tile);
-    if (tile % window_tiles == window_tiles - 1) clear(window_status_, tile / window_tiles + 1);
+    clear(tile_slots_, tile);
+    if (tile % window_tiles == window_tiles - 1) clear(window_slots_, tile / window_tiles + 1);
   }
   __device__ void init_counter() const { *counter_ = 0; }
 
@@ -178,19 +170,19 @@ class tile_state {
 
   // One thread: the tile's own total.
   __device__ void publish_aggregate(std::int64_t tile, const T& aggregate) const {
-    publish(tile_status_, tile_values_, tile, tile_status::aggregate, aggregate);
+    publish(tile_slots_, tile, tile_status::aggregate, aggregate);
   }
   // One thread: C_w, the total of the tiles before window w (w >= 1).
   __device__ void publish_window_prefix(std::int64_t window, const T& prefix) const {
-    publish(window_status_, window_values_, window, tile_status::inclusive, prefix);
+    publish(window_slots_, window, tile_status::inclusive, prefix);
   }
 
   // One poll: the status, and the value unless invalid.
   __device__ tile_status poll_aggregate(std::int64_t tile, T& value) const {
-    return poll(tile_status_, tile_values_, tile, value);
+    return poll(tile_slots_, tile, value);
   }
   __device__ tile_status poll_window_prefix(std::int64_t window, T& value) const {
-    return poll(window_status_, window_values_, window, value);
+    return poll(window_slots_, window, value);
   }
 
   // Warp-cooperative look-back: all 32 lanes of one warp, for tile >= 1, after the tile's
@@ -292,53 +284,41 @@ class tile_state {
   }
 
  private:
-  static __device__ void clear(unsigned char* statuses, std::int64_t index) {
-    if constexpr (packed) {
-      tile_state_detail::store_relaxed(reinterpret_cast<std::uint64_t*>(statuses) + index, 0);
-    } else {
-      tile_state_detail::store_relaxed32(reinterpret_cast<std::uint32_t*>(statuses) + index, 0);
+  static __device__ void clear(std::uint64_t* slots, std::int64_t index) {
+#pragma unroll
+    for (int w = 0; w < words; ++w) tile_state_detail::store_relaxed(slots + index * words + w, 0);
+  }
+
+  static __device__ void publish(std::uint64_t* slots, std::int64_t index, tile_status status, const T& value) {
+    std::uint32_t bits[words] = {};
+    std::memcpy(bits, &value, sizeof(T));
+#pragma unroll
+    for (int w = 0; w < words; ++w) {
+      tile_state_detail::store_relaxed(slots + index * words + w,
+                                       (static_cast<std::uint64_t>(status) << 32) | bits[w]);
     }
   }
 
-  static __device__ T* slot(unsigned char* values, std::int64_t index) {
-    return reinterpret_cast<T*>(values + static_cast<std::size_t>(index) * tile_state_detail::slot_bytes<T>);
-  }
-
-  static __device__ void publish(unsigned char* statuses, unsigned char* values, std::int64_t index,
-                                 tile_status status, const T& value) {
-    if constexpr (packed) {
-      std::uint32_t bits = 0;
-      std::memcpy(&bits, &value, sizeof(T));
-      const std::uint64_t word = (static_cast<std::uint64_t>(status) << 32) | bits;
-      tile_state_detail::store_relaxed(reinterpret_cast<std::uint64_t*>(statuses) + index, word);
-    } else {
-      tile_state_detail::store_cg(slot(values, index), value);
-      tile_state_detail::store_release(reinterpret_cast<std::uint32_t*>(statuses) + index,
-                                       static_cast<std::uint32_t>(status));
+  // All words are loaded before any is looked at: one round trip.
+  static __device__ tile_status poll(const std::uint64_t* slots, std::int64_t index, T& value) {
+    std::uint64_t word[words];
+#pragma unroll
+    for (int w = 0; w < words; ++w) word[w] = tile_state_detail::load_relaxed(slots + index * words + w);
+    std::uint32_t bits[words];
+    bool valid = true;
+#pragma unroll
+    for (int w = 0; w < words; ++w) {
+      bits[w] = static_cast<std::uint32_t>(word[w]);
+      valid = valid && (word[w] >> 32) != 0;
     }
-  }
-
-  static __device__ tile_status poll(const unsigned char* statuses, unsigned char* values, std::int64_t index,
-                                     T& value) {
-    if constexpr (packed) {
-      const std::uint64_t word =
-          tile_state_detail::load_relaxed(reinterpret_cast<const std::uint64_t*>(statuses) + index);
-      const std::uint32_t bits = static_cast<std::uint32_t>(word);
-      std::memcpy(&value, &bits, sizeof(T));
-      return static_cast<tile_status>(word >> 32);
-    } else {
-      const auto status = static_cast<tile_status>(
-          tile_state_detail::load_acquire(reinterpret_cast<const std::uint32_t*>(statuses) + index));
-      if (status != tile_status::invalid) value = tile_state_detail::load_cg(slot(values, index));
-      return status;
-    }
+    if (!valid) return tile_status::invalid;
+    std::memcpy(&value, bits, sizeof(T));
+    return static_cast<tile_status>(word[0] >> 32);
   }
 
   unsigned long long* counter_ = nullptr;
-  unsigned char* tile_status_ = nullptr;
-  unsigned char* window_status_ = nullptr;
-  unsigned char* tile_values_ = nullptr;
-  unsigned char* window_values_ = nullptr;
+  std::uint64_t* tile_slots_ = nullptr;
+  std::uint64_t* window_slots_ = nullptr;
   std::int64_t num_tiles_ = 0;
 };
 
