@@ -338,8 +338,7 @@ struct linrec_agent {
   // least `items`: at most one start).
   __device__ std::int64_t thread_start_sequence(std::int64_t tile) const {
     const std::int64_t base = thread_base(tile);
-    const std::int64_t first = base % p.length;
-    const std::int64_t c = first == 0 ? 0 : p.length - first;
+    const std::int64_t c = to_next_start(base);
     return c < items ? (base + c) / p.length : -1;
   }
 
@@ -402,8 +401,11 @@ struct linrec_agent {
 
   // ---- sequence starts and ends ----
 
-  // q: the position of an item in its sequence (q < 2 * length when length >= items).
-  __device__ bool starts(std::int64_t q) const { return p.length >= items ? (q == 0 || q == p.length) : q % p.length == 0; }
+  // From the item at `position` of the batch to the next sequence start (0: it starts one).
+  __device__ std::int64_t to_next_start(std::int64_t position) const {
+    const std::int64_t first = position % p.length;
+    return first == 0 ? 0 : p.length - first;
+  }
   __device__ bool ends(std::int64_t q) const {
     return p.length >= items ? q + 1 == p.length : (q + 1) % p.length == 0;
   }
@@ -446,26 +448,26 @@ struct linrec_agent {
     }
     const std::int64_t base = thread_base(tile);
     if ((!p.batched && base != 0) || left == 0) return;
-    const std::int64_t first = p.batched ? base % p.length : 0;
-    const bool start_staged = starts_staged() && staged(tile);
     if (p.length >= items) {
-      // At most one sequence starts among the thread's items: item c0 (items: none). One
-      // test per item against c0, not a start test per item: the per-item tests (64-bit
-      // compares, and a division each for the initial state) were 0.19 ms of a batch's
-      // 1.42 ms at 2^16 x 2^12 on the H100.
-      const std::int64_t to_start = first == 0 ? 0 : p.length - first;
+      // At most one sequence starts among the thread's items: item c0. One test per item
+      // against c0, not a start test per item: the per-item tests (64-bit compares, and a
+      // division each for the initial state) were 0.19 ms of a batch's 1.42 ms at
+      // 2^16 x 2^12 on the H100.
+      const std::int64_t to_start = p.batched ? to_next_start(base) : 0;
       if (to_start >= left) return;
       const int c0 = static_cast<int>(to_start);
-      const T x0 = start_staged ? s.start_state[buf][threadIdx.x] : initial_state(p.batched ? (base + c0) / p.length : 0);
+      const T x0 = starts_staged() && staged(tile) ? s.start_state[buf][threadIdx.x]
+                                                   : initial_state(p.batched ? (base + c0) / p.length : 0);
 #pragma unroll
       for (int c = 0; c < items; ++c) {
         if (c == c0) make_start(buf, c, x0, a, b);
       }
       return;
     }
+    // Sequences shorter than `items` (several may start among a thread's items): a test per item.
 #pragma unroll
     for (int c = 0; c < items; ++c) {
-      const bool start = p.batched ? (full || c < left) && starts(first + c) : c == 0;
+      const bool start = !p.batched ? c == 0 : c < left && (base + c) % p.length == 0;
       if (start) make_start(buf, c, initial_state((base + c) / p.length), a, b);
     }
   }
