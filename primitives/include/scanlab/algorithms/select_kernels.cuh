@@ -506,6 +506,9 @@ struct select_agent {
   // The block's last parked tile, once it has no more tiles.
   __device__ void drain(const parked_tile& parked) {
     if (parked.tile < 0) return;
+    // With two buffers defer() ends without a barrier: other warps may still be reading
+    // s.tile_prefix in its write_out when warp 0's look-back below overwrites it.
+    if constexpr (buffers == 2) __syncthreads();
     if (warp == 0) look_back(parked.tile, parked.count);
     __syncthreads();
     write_out(parked.tile, parked.count, parked.buffer);

@@ -387,11 +387,13 @@ namespace cg = cooperative_groups;
 
 // The cooperative-groups functor for our operators where one exists (cg::reduce uses
 // the sm_80+ REDUX instruction for 32-bit integers with these), else the operator.
+// cg::less / cg::greater only for integers: for floats they drop NaNs depending on the
+// operand order, where scanlab's minimum / maximum return NaN.
 template <class T, class Op>
 __device__ __forceinline__ auto cg_operator(Op op) {
   if constexpr (std::is_same_v<Op, plus>) return cg::plus<T>();
-  else if constexpr (std::is_same_v<Op, minimum>) return cg::less<T>();
-  else if constexpr (std::is_same_v<Op, maximum>) return cg::greater<T>();
+  else if constexpr (std::is_same_v<Op, minimum> && std::is_integral_v<T>) return cg::less<T>();
+  else if constexpr (std::is_same_v<Op, maximum> && std::is_integral_v<T>) return cg::greater<T>();
   else return op;
 }
 
