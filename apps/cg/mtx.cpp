@@ -5,11 +5,11 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "common/atomic_file.hpp"
 
 namespace scanlab::mtx {
 
@@ -70,13 +70,10 @@ bool parse_count(std::string_view word, std::int64_t& value) {
   return ec == std::errc() && ptr == word.data() + word.size() && value >= 0;
 }
 
-std::string quoted(std::string_view word) {
-  return "\"" + std::string(word.substr(0, 40)) + (word.size() > 40 ? "...\"" : "\"");
-}
+std::string quoted(std::string_view word) { return io::quoted_excerpt(word, 40); }
 
-}  // namespace
-
-sparse::csr_matrix parse_mtx(std::string_view text, const std::string& name) {
+// parse_mtx() without the translation of allocation failures.
+sparse::csr_matrix parse_mtx_text(std::string_view text, const std::string& name) {
   line_reader reader(text);
   const auto fail = [&](std::int64_t line, const std::string& why) -> mtx_error {
     return mtx_error(name + ":" + std::to_string(line) + ": " + why);
@@ -131,6 +128,12 @@ sparse::csr_matrix parse_mtx(std::string_view text, const std::string& name) {
   if (rows > max_dim || cols > max_dim) {
     throw fail(reader.number(), std::to_string(rows) + " x " + std::to_string(cols) +
                                     " is too large (at most 2^31 - 1 rows and columns)");
+  }
+  // CSR keeps an offset per row, entries or not: bound the rows by the file's size, so that a
+  // 60-byte file cannot ask for gigabytes of offsets (each of its entries takes 4 bytes or more).
+  if (static_cast<std::uint64_t>(rows) > text.size()) {
+    throw fail(reader.number(), std::to_string(rows) + " rows is more than a file of " + std::to_string(text.size()) +
+                                    " bytes can describe (at most one row per byte of the file)");
   }
   if (sym == symmetry::symmetric && rows != cols) {
     throw fail(reader.number(), "a symmetric matrix must be square, not " + std::to_string(rows) + " x " +
@@ -198,13 +201,23 @@ sparse::csr_matrix parse_mtx(std::string_view text, const std::string& name) {
   return sparse::from_entries(rows, cols, std::move(entries));
 }
 
+}  // namespace
+
+sparse::csr_matrix parse_mtx(std::string_view text, const std::string& name) {
+  return io::guard_allocation<mtx_error>(name, [&] { return parse_mtx_text(text, name); });
+}
+
 sparse::csr_matrix read_mtx(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw mtx_error(path.string() + ": cannot open");
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) throw mtx_error(path.string() + ": read error");
-  return parse_mtx(contents.str(), path.string());
+  return io::guard_allocation<mtx_error>(path, [&] {
+    std::string text;
+    try {
+      io::input_file file(path);
+      text = file.read_all();
+    } catch (const io::io_error& e) {
+      throw mtx_error(e.what());
+    }
+    return parse_mtx_text(text, path.string());
+  });
 }
 
 }  // namespace scanlab::mtx

@@ -53,6 +53,39 @@ std::string random_suffix() {
 io_error::io_error(const std::filesystem::path& file, std::string_view what)
     : std::runtime_error(file.string() + ": " + std::string(what)) {}
 
+std::string printable(std::string_view text, std::size_t limit) {
+  std::string out;
+  for (const char c : text.substr(0, limit)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  if (text.size() > limit) out += "...";
+  return out;
+}
+
+std::string quoted_excerpt(std::string_view text, std::size_t limit) {
+  std::string out = "\"";  // built by appending: GCC 12 warns (-Wrestrict) on "\"" + string + "\""
+  out += printable(text, limit);
+  out += '"';
+  return out;
+}
+
+std::string out_of_memory_message(const std::filesystem::path& file, const std::exception& cause) {
+  return file.string() + ": out of memory while reading it (" + cause.what() + ")";
+}
+
 // ---- atomic_file ----
 
 atomic_file::atomic_file(std::filesystem::path target) : target_(std::move(target)) {

@@ -6,9 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace scanlab::io {
 
@@ -19,6 +21,32 @@ class io_error : public std::runtime_error {
   explicit io_error(const std::string& message) : std::runtime_error(message) {}
   io_error(const std::filesystem::path& file, std::string_view what);
 };
+
+// Text from a file made fit for a one-line message: cut to `limit` bytes ("..." after) and
+// control characters written as \n, \r, \t or \xNN (a header or a field may hold any byte).
+std::string printable(std::string_view text, std::size_t limit = 60);
+// The same in double quotes: "abc", "a\nb", "0123456789...".
+std::string quoted_excerpt(std::string_view text, std::size_t limit = 60);
+
+// The one line said when memory runs out while reading `file`:
+// "<file>: out of memory while reading it (<what the allocator said>)".
+std::string out_of_memory_message(const std::filesystem::path& file, const std::exception& cause);
+
+// Runs `read`, a reader of `file`, and turns running out of memory inside it (std::bad_alloc,
+// or std::length_error from a container asked for more than it can hold) into an Error
+// carrying out_of_memory_message(): one line naming the file, like every other failure to
+// read it. Readers bound what they allocate by the file's size; this is for the files that
+// are simply larger than the memory there is.
+template <class Error = io_error, class Read>
+decltype(auto) guard_allocation(const std::filesystem::path& file, Read&& read) {
+  try {
+    return std::forward<Read>(read)();
+  } catch (const std::bad_alloc& e) {
+    throw Error(out_of_memory_message(file, e));
+  } catch (const std::length_error& e) {
+    throw Error(out_of_memory_message(file, e));
+  }
+}
 
 // Output that appears whole or not at all. The constructor creates
 // `<dir>/.<name>.tmp.<pid>.<random>` beside the target; write() appends to it; commit()

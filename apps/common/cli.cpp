@@ -136,10 +136,12 @@ io::host_array app::load_file(const std::string& path, std::optional<io::dtype> 
   io::read_options read;
   if (!options_.dtype.empty()) read.type = chosen_dtype();
   read.column = options_.column;
-  io::host_array array = io::read_dataset(path, read);
-  spdlog::debug("read {}: {} x {}", path, array.size(), io::name(array.type()));
-  if (type && array.type() != *type) array = io::convert(array, *type);
-  return array;
+  return io::guard_allocation(path, [&] {
+    io::host_array array = io::read_dataset(path, read);
+    spdlog::debug("read {}: {} x {}", path, array.size(), io::name(array.type()));
+    if (type && array.type() != *type) array = io::convert(array, *type, path);
+    return array;
+  });
 }
 
 io::host_array app::load_input(std::optional<io::dtype> type) const {

@@ -73,7 +73,9 @@ class app {
   int run(int argc, char** argv, const std::function<int()>& body);
 
   // The input dataset: -i FILE if given, else --generate DIST (default distribution,
-  // --n, --dtype, --seed). With `type` set, the data is converted to it.
+  // --n, --dtype, --seed). With `type` set, the data is converted to it (io::convert: a value
+  // without a counterpart in `type` is an error naming the file). Reading or converting a
+  // file that does not fit in memory is an io_error naming it.
   [[nodiscard]] io::host_array load_input(std::optional<io::dtype> type = std::nullopt) const;
   // Reads a further input file (a second operand, flags, ...) the same way.
   [[nodiscard]] io::host_array load_file(const std::string& path, std::optional<io::dtype> type = std::nullopt) const;

@@ -119,14 +119,8 @@ bool field_at(std::string_view line, char delimiter, std::size_t index, std::str
   return true;
 }
 
-// Offending text for a message: quoted, shortened if long.
-std::string shown(std::string_view text) {
-  constexpr std::size_t limit = 60;
-  std::string out = "\"";
-  out += text.substr(0, limit);
-  out += text.size() > limit ? "...\"" : "\"";
-  return out;
-}
+// Offending text for a message: quoted, shortened if long, control characters escaped.
+std::string shown(std::string_view text) { return quoted_excerpt(text, 60); }
 
 enum class parse_status { ok, not_number, not_integer, out_of_range };
 
@@ -241,8 +235,8 @@ std::string line_prefix(const std::filesystem::path& path, std::size_t line) {
 }
 
 template <class T>
-host_array parse_text(const std::filesystem::path& path, dtype type, std::string_view text, char delimiter,
-                      const column_choice& column) {
+host_array parse_text_as(const std::filesystem::path& path, dtype type, std::string_view text, char delimiter,
+                         const column_choice& column) {
   line_reader lines(text);
   std::string_view line;
   std::size_t number = 0;
@@ -331,25 +325,34 @@ void write_text(atomic_file& file, const host_array& array) {
 }  // namespace
 
 host_array read_raw(const std::filesystem::path& path, dtype type) {
-  input_file file(path);
-  const std::size_t element = size_of(type);
-  if (file.size() % element != 0) {
-    throw io_error(path, "raw binary of " + std::to_string(file.size()) + " bytes is not a whole number of " +
-                             std::string(name(type)) + " elements (" + std::to_string(element) + " bytes each)");
-  }
-  host_array array(type, {static_cast<std::int64_t>(file.size() / element)});
-  const std::size_t got = file.read_at(0, array.data(), array.bytes());
-  if (got != array.bytes()) throw io_error(path, "the file shrank while being read");
-  return array;
+  return guard_allocation(path, [&] {
+    input_file file(path);
+    const std::size_t element = size_of(type);
+    if (file.size() % element != 0) {
+      throw io_error(path, "raw binary of " + std::to_string(file.size()) + " bytes is not a whole number of " +
+                               std::string(name(type)) + " elements (" + std::to_string(element) + " bytes each)");
+    }
+    host_array array(type, {static_cast<std::int64_t>(file.size() / element)});
+    const std::size_t got = file.read_at(0, array.data(), array.bytes());
+    if (got != array.bytes()) throw io_error(path, "the file shrank while being read");
+    return array;
+  });
+}
+
+host_array parse_text(std::string_view text, const std::filesystem::path& name, dtype type, const std::string& column) {
+  return guard_allocation(name, [&] {
+    const column_choice choice = parse_column(name, column);
+    const std::string ext = lower_extension(name);
+    const char delimiter = ext == ".csv" ? ',' : ext == ".tsv" ? '\t' : '?';  // '?': detect
+    return visit(type, [&]<class T>() { return parse_text_as<T>(name, type, text, delimiter, choice); });
+  });
 }
 
 host_array read_text(const std::filesystem::path& path, dtype type, const std::string& column) {
-  const column_choice choice = parse_column(path, column);
-  const std::string ext = lower_extension(path);
-  const char delimiter = ext == ".csv" ? ',' : ext == ".tsv" ? '\t' : '?';  // '?': detect
-  input_file file(path);
-  const std::string text = file.read_all();
-  return visit(type, [&]<class T>() { return parse_text<T>(path, type, text, delimiter, choice); });
+  return guard_allocation(path, [&] {
+    input_file file(path);
+    return parse_text(file.read_all(), path, type, column);
+  });
 }
 
 host_array read_dataset(const std::filesystem::path& path, const read_options& options) {
@@ -383,12 +386,20 @@ void write_dataset(const std::filesystem::path& path, const host_array& array) {
   }
 }
 
-host_array convert(const host_array& array, dtype type) {
+host_array convert(const host_array& array, dtype type, const std::filesystem::path& source) {
   host_array out(type, array.shape());
   visit(array.type(), [&]<class From>() {
     visit(type, [&]<class To>() {
       const std::span<const From> in = array.template as<From>();
       const std::span<To> result = out.template as<To>();
+      const auto out_of_range = [&](std::size_t i) {
+        char text[64];
+        const auto printed = std::to_chars(text, text + sizeof text, in[i]);
+        const std::string what = "element " + std::to_string(i) + " (" + std::string(text, printed.ptr) + ") of a " +
+                                 std::string(name(array.type())) + " array is out of range for " +
+                                 std::string(name(type));
+        return source.empty() ? io_error("convert: " + what) : io_error(source, "converting: " + what);
+      };
       for (std::size_t i = 0; i < in.size(); ++i) {
         if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
           // static_cast is undefined unless the truncated value fits: check against the
@@ -396,15 +407,14 @@ host_array convert(const host_array& array, dtype type) {
           const double truncated = std::trunc(static_cast<double>(in[i]));
           const double low = static_cast<double>(std::numeric_limits<To>::min());
           const double high = std::ldexp(1.0, std::numeric_limits<To>::digits);
-          if (!(truncated >= low && truncated < high)) {
-            char text[64];
-            const auto printed = std::to_chars(text, text + sizeof text, in[i]);
-            throw io_error("convert: element " + std::to_string(i) + " (" + std::string(text, printed.ptr) + ") of a " +
-                           std::string(name(array.type())) + " array is out of range for " +
-                           std::string(name(type)));
-          }
+          if (!(truncated >= low && truncated < high)) throw out_of_range(i);
         }
         result[i] = static_cast<To>(in[i]);
+        if constexpr (std::is_floating_point_v<From> && std::is_floating_point_v<To>) {
+          // A finite value beyond the target's largest would round to infinity: an error, as
+          // it is when text is read. NaN and infinities stay what they are.
+          if (std::isinf(result[i]) && std::isfinite(in[i])) throw out_of_range(i);
+        }
       }
     });
   });

@@ -3,7 +3,8 @@
 //   .bin .raw .dat    raw little-endian elements, no header: the dtype must be given
 //   .txt .csv .tsv    text, one value per line, or one column of a delimited table
 // Extensions are matched without regard to case. Every failure is an io_error whose one-line
-// message names the file (and for text, the line).
+// message names the file (and for text, the line); so is running out of memory. What a reader
+// allocates is bounded by the file's size (text: one element per line at most).
 //
 // Text files:
 //   - Blank lines and lines whose first non-blank character is '#' are skipped.
@@ -25,6 +26,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/array.hpp"
 #include "common/atomic_file.hpp"
@@ -45,6 +47,10 @@ host_array read_raw(const std::filesystem::path& path, dtype type);
 // A 1-D array of one column of a text file (rules above).
 host_array read_text(const std::filesystem::path& path, dtype type, const std::string& column);
 
+// A 1-D array of one column of text already in memory, read as read_text() reads a file;
+// `name` stands for the file in messages and its extension picks the delimiter.
+host_array parse_text(std::string_view text, const std::filesystem::path& name, dtype type, const std::string& column);
+
 // Dispatches on the extension (see the top of this file). A raw file without options.type is
 // an error ("raw binary needs --dtype"); so is an extension not listed above.
 host_array read_dataset(const std::filesystem::path& path, const read_options& options = {});
@@ -55,8 +61,12 @@ host_array read_dataset(const std::filesystem::path& path, const read_options& o
 void write_dataset(const std::filesystem::path& path, const host_array& array);
 
 // Element-wise static_cast to `type`, same shape. Integer narrowing wraps as static_cast
-// does; a float that is NaN or outside the range of an integer target (where static_cast
-// would be undefined) is an io_error naming the element.
-host_array convert(const host_array& array, dtype type);
+// does. An io_error naming the element (and `source`, the file the array came from, where
+// one is given) where the value has no counterpart: a float that is NaN or outside the range
+// of an integer target (where static_cast would be undefined), or a finite float64 beyond
+// the largest float32 (about 3.4e38; it would become infinity). NaN and infinities convert
+// to themselves between float types; values too small for float32 round to zero or a
+// subnormal, as when text is read.
+host_array convert(const host_array& array, dtype type, const std::filesystem::path& source = {});
 
 }  // namespace scanlab::io

@@ -21,6 +21,8 @@ namespace {
 constexpr std::array<char, 6> magic = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 constexpr std::size_t array_align = 64;            // numpy.lib.format.ARRAY_ALIGN
 constexpr std::size_t growth_axis_max_digits = 21;  // numpy.lib.format.GROWTH_AXIS_MAX_DIGITS
+// The most bytes a file's magic, version, header length and header can take.
+constexpr std::size_t npy_head_bytes = 12 + npy_max_header_bytes;
 
 // Python's repr of a shape tuple: "()", "(7,)", "(3, 4)".
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -246,7 +248,7 @@ class py_parser {
       std::string what = "unexpected ";
       if (word.empty()) {
         what += "character '";
-        what += peek();
+        what += printable(text_.substr(pos_, 1));
       } else {
         what += "'";
         what += word;
@@ -271,8 +273,9 @@ std::string supported_descrs() {
 }
 
 // The dtype of a descr string such as "<f4", or an io_error saying why it cannot be read.
-dtype parse_descr(const std::filesystem::path& path, const std::string& descr) {
-  std::string_view d = descr;
+dtype parse_descr(const std::filesystem::path& path, const std::string& descr_text) {
+  std::string_view d = descr_text;
+  const std::string descr = printable(descr_text);  // as the messages show it
   char order = 0;
   if (!d.empty() && (d[0] == '<' || d[0] == '>' || d[0] == '=' || d[0] == '|')) {
     order = d[0];
@@ -296,19 +299,19 @@ dtype parse_descr(const std::filesystem::path& path, const std::string& descr) {
   return *type;
 }
 
-npy_header parse_npy_header(input_file& file) {
-  const std::filesystem::path& path = file.path();
-  const std::uint64_t size = file.size();
-  std::array<unsigned char, 12> prelude{};
-  const std::size_t got = file.read_at(0, prelude.data(), static_cast<std::size_t>(std::min<std::uint64_t>(size, 12)));
+// The header of a file of `size` bytes whose first bytes are `head` (at least
+// min(size, npy_head_bytes) of them: the header cannot be longer).
+npy_header parse_npy_header(const std::filesystem::path& path, std::string_view head, std::uint64_t size) {
+  const std::size_t got = std::min<std::size_t>(head.size(), 12);
+  const auto byte_at = [&](std::size_t i) { return static_cast<unsigned char>(head[i]); };
 
   if (got == 0) throw io_error(path, "not a .npy file (bad magic): the file is empty");
-  if (std::memcmp(prelude.data(), magic.data(), std::min(got, magic.size())) != 0) {
+  if (std::memcmp(head.data(), magic.data(), std::min(got, magic.size())) != 0) {
     throw io_error(path, "not a .npy file (bad magic)");
   }
   if (got < 8) throw io_error(path, "truncated header: the file has only " + std::to_string(got) + " bytes");
-  const int major = prelude[6];
-  const int minor = prelude[7];
+  const int major = byte_at(6);
+  const int minor = byte_at(7);
   if (major < 1 || major > 3 || minor != 0) {
     throw io_error(path, "unsupported .npy version " + std::to_string(major) + "." + std::to_string(minor) +
                              " (1.0, 2.0 and 3.0 are read)");
@@ -319,7 +322,7 @@ npy_header parse_npy_header(input_file& file) {
     throw io_error(path, "truncated header: the file has only " + std::to_string(got) + " bytes");
   }
   std::uint64_t header_length = 0;
-  for (std::size_t i = 0; i < length_bytes; ++i) header_length |= std::uint64_t{prelude[8 + i]} << (8 * i);
+  for (std::size_t i = 0; i < length_bytes; ++i) header_length |= std::uint64_t{byte_at(8 + i)} << (8 * i);
   if (header_length > npy_max_header_bytes) {
     throw io_error(path, "header length " + std::to_string(header_length) + " exceeds the limit of " +
                              std::to_string(npy_max_header_bytes) + " bytes");
@@ -329,10 +332,8 @@ npy_header parse_npy_header(input_file& file) {
     throw io_error(path, "truncated header: it needs " + std::to_string(data_offset) + " bytes, the file has " +
                              std::to_string(size));
   }
-  std::string text(static_cast<std::size_t>(header_length), '\0');
-  if (file.read_at(prelude_bytes, text.data(), text.size()) != text.size()) {
-    throw io_error(path, "truncated header: the file shrank while being read");
-  }
+  if (head.size() < data_offset) throw io_error(path, "truncated header: the file shrank while being read");
+  const std::string_view text = head.substr(prelude_bytes, static_cast<std::size_t>(header_length));
 
   py_value dict;
   try {
@@ -399,6 +400,13 @@ npy_header parse_npy_header(input_file& file) {
   return header;
 }
 
+// The first bytes of a file, as many as a header can take (fewer in a shorter file).
+std::string read_head(input_file& file) {
+  std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), npy_head_bytes)), '\0');
+  head.resize(file.read_at(0, head.data(), head.size()));
+  return head;
+}
+
 // Checks a shape to be written; returns its data bytes.
 std::uint64_t checked_data_bytes(const std::filesystem::path& path, dtype type, const std::vector<std::int64_t>& shape) {
   if (shape.empty() || shape.size() > 2) {
@@ -445,19 +453,30 @@ std::string make_npy_header(dtype type, const std::vector<std::int64_t>& shape) 
 
 npy_header read_npy_header(const std::filesystem::path& path) {
   input_file file(path);
-  return parse_npy_header(file);
+  return parse_npy_header(path, read_head(file), file.size());
 }
 
 host_array read_npy(const std::filesystem::path& path) {
-  input_file file(path);
-  const npy_header header = parse_npy_header(file);
-  host_array array(header.type, header.shape);
-  const std::size_t got = file.read_at(header.data_offset, array.data(), array.bytes());
-  if (got != array.bytes()) {
-    throw io_error(path, "truncated data: the file shrank while being read (" + std::to_string(got) + " of " +
-                             std::to_string(array.bytes()) + " data bytes)");
-  }
-  return array;
+  return guard_allocation(path, [&] {
+    input_file file(path);
+    const npy_header header = parse_npy_header(path, read_head(file), file.size());
+    host_array array(header.type, header.shape);
+    const std::size_t got = file.read_at(header.data_offset, array.data(), array.bytes());
+    if (got != array.bytes()) {
+      throw io_error(path, "truncated data: the file shrank while being read (" + std::to_string(got) + " of " +
+                               std::to_string(array.bytes()) + " data bytes)");
+    }
+    return array;
+  });
+}
+
+host_array parse_npy(std::string_view bytes, const std::filesystem::path& name) {
+  return guard_allocation(name, [&] {
+    const npy_header header = parse_npy_header(name, bytes, bytes.size());
+    host_array array(header.type, header.shape);
+    if (array.bytes() > 0) std::memcpy(array.data(), bytes.data() + header.data_offset, array.bytes());
+    return array;
+  });
 }
 
 void write_npy(const std::filesystem::path& path, const host_array& array) {

@@ -12,13 +12,16 @@
 // spare spaces NumPy leaves for growing the first axis, padded with spaces and a '\n' so
 // that the data starts at a multiple of 64 bytes.
 //
-// Every failure is an io_error whose one-line message names the file.
+// Every failure is an io_error whose one-line message names the file. A shape with a zero
+// extent holds no data whatever its other extent (up to 2^63 - 1): nothing is allocated for it,
+// but a caller that sizes anything by one extent alone must bound it itself.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/array.hpp"
@@ -41,8 +44,14 @@ inline constexpr std::size_t npy_max_header_bytes = 10000;
 // Reads and checks the header only (also that the file size matches the shape).
 npy_header read_npy_header(const std::filesystem::path& path);
 
-// Reads a whole file: one read of the data into the array's buffer.
+// Reads a whole file: one read of the data into the array's buffer. What is allocated is
+// what the file holds (the header is checked first); running out of memory is an io_error
+// naming the file.
 host_array read_npy(const std::filesystem::path& path);
+
+// The same for a whole file's bytes already in memory; `name` stands for the file in error
+// messages (the fuzzing harness, tests/fuzz, reads through this).
+host_array parse_npy(std::string_view bytes, const std::filesystem::path& name);
 
 // Writes atomically (a temporary file renamed over `path`): header, then the data in one go.
 void write_npy(const std::filesystem::path& path, const host_array& array);

@@ -175,6 +175,22 @@ int main(int argc, char** argv) {
       spdlog::info("{}: uniform in [{}, {}), shape {}, {} (seed {})", p_name, lo, hi, shape_text(p), io::name(type), o.seed);
     }
     if (p.shape().size() > 2) throw std::runtime_error(p_label + " has " + std::to_string(p.shape().size()) + " dimensions: 1 or 2 expected");
+    std::int64_t batch = 1, length = p.size();
+    if (p.shape().size() == 2) {
+      batch = interleaved ? p.shape()[1] : p.shape()[0];
+      length = interleaved ? p.shape()[0] : p.shape()[1];
+    } else if (interleaved) {
+      spdlog::info("--interleaved with a 1-D input: one sequence");
+    }
+    // Each sequence has its own initial (and with --final, final) state. A 2-D shape with no
+    // elements may still name any number of sequences, e.g. (2^60, 0) of a 128-byte file:
+    // refuse it before sizing anything by it, so that per-sequence memory stays bounded by
+    // the elements the files hold.
+    if (p.size() == 0 && (batch > 1 || length > 0)) {
+      throw std::runtime_error(p_label + " has shape " + shape_text(p) + " and no elements: " +
+                               (batch > 1 ? std::to_string(batch) + " sequences of length 0" : "no sequences") +
+                               " (an empty input must be 1-D)");
+    }
     std::optional<io::host_array> q;
     if (kind != app_gpu::form::ema) {
       std::string q_label;
@@ -183,7 +199,7 @@ int main(int argc, char** argv) {
         q_label = std::string(q_name) + " (" + second + ")";
         if (q->type() != p.type()) {
           spdlog::info("{}: converting {} to {}", q_name, io::name(q->type()), io::name(p.type()));
-          *q = io::convert(*q, p.type());
+          *q = io::convert(*q, p.type(), second);
         }
       } else {
         q = generate_operand(p.type(), p.shape(), o.seed + 1, -1, 1);
@@ -195,16 +211,9 @@ int main(int argc, char** argv) {
                                  " has shape " + shape_text(p) + ", " + q_label + " has shape " + shape_text(*q));
       }
     }
-    std::int64_t batch = 1, length = p.size();
-    if (p.shape().size() == 2) {
-      batch = interleaved ? p.shape()[1] : p.shape()[0];
-      length = interleaved ? p.shape()[0] : p.shape()[1];
-    } else if (interleaved) {
-      spdlog::info("--interleaved with a 1-D input: one sequence");
-    }
     std::vector<double> x0s(static_cast<std::size_t>(batch), x0);
     if (!x0_file.empty()) {
-      const io::host_array states = io::convert(app.load_file(x0_file), io::dtype::f64);
+      const io::host_array states = app.load_file(x0_file, io::dtype::f64);
       if (states.size() != batch) {
         throw std::runtime_error("--x0-file " + x0_file + " has " + std::to_string(states.size()) + " values, " +
                                  std::to_string(batch) + " sequence(s) need one each");

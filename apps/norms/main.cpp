@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
         y_name = "y (" + second + ")";
         if (y->type() != x.type()) {
           spdlog::info("y: converting {} to {}", io::name(y->type()), io::name(x.type()));
-          *y = io::convert(*y, x.type());
+          *y = io::convert(*y, x.type(), second);
         }
       } else {
         scanlab::gen::spec spec;

@@ -1,18 +1,23 @@
 // Dataset I/O: .npy reading and writing, atomic output, raw binary and text files, convert().
 // CPU only. Every test works in its own temporary directory, removed afterwards.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <new>
 #include <random>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -354,6 +359,10 @@ TEST_F(npy_read, malformed_files) {
        {"header is not a valid dict"}},
       {"negative extent", with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (-4,)}\n"), {"negative"}},
       {"fortran not bool", with_dict("{'descr': '<f4', 'fortran_order': 0, 'shape': (4,)}\n"), {"'fortran_order'"}},
+      {"descr with a newline", with_dict("{'descr': '<\n\x01" "f4', 'fortran_order': False, 'shape': (2,)}\n"),
+       {"unsupported dtype '<\\n\\x01f4'"}},
+      {"character not in Python", with_dict("{'descr': '<f4', 'fortran_order': \x0b}\n"),
+       {"unexpected character '\\x0b'"}},
       {"complex", with_dict("{'descr': '<c8', 'fortran_order': False, 'shape': (2,)}\n"),
        {"unsupported dtype '<c8'", "<f4"}},
       {"half", with_dict("{'descr': '<f2', 'fortran_order': False, 'shape': (8,)}\n"), {"unsupported dtype '<f2'"}},
@@ -385,6 +394,39 @@ TEST_F(npy_read, malformed_files) {
     write_bytes(path, c.bytes);
     expect_io_error([&] { (void)read_npy(path); }, {path.filename().string()});
     for (std::string_view phrase : c.phrases) expect_io_error([&] { (void)read_npy(path); }, {phrase});
+    // The same bytes from memory: the same message.
+    std::string from_file;
+    try {
+      (void)read_npy(path);
+    } catch (const io_error& e) {
+      from_file = e.what();
+    }
+    expect_io_error([&] { (void)parse_npy(c.bytes, path); }, {from_file});
+  }
+}
+
+TEST_F(npy_read, from_memory_as_from_a_file) {
+  const std::uint64_t seed = scanlab::test::test_seed();
+  SCOPED_TRACE(scanlab::test::seed_trace(seed));
+  const host_array written = random_array(dtype::i16, {3, 5}, seed);
+  write_npy(file("m.npy"), written);
+  const std::string bytes = read_bytes(file("m.npy"));
+  EXPECT_TRUE(same_bytes(parse_npy(bytes, "mem.npy"), written));
+  expect_io_error([&] { (void)parse_npy(bytes.substr(0, bytes.size() - 1), "mem.npy"); },
+                  {"mem.npy: truncated data", "needs 30 bytes, file has 29"});
+  expect_io_error([&] { (void)parse_npy(bytes.substr(0, 40), "mem.npy"); }, {"mem.npy: truncated header"});
+}
+
+// A zero extent makes an empty array whatever the other extent says: a valid 128-byte file of
+// shape (2^60, 0) reads as such, and nothing is sized by the 2^60.
+TEST_F(npy_read, empty_shape_with_a_huge_extent) {
+  const std::int64_t huge = std::int64_t{1} << 60;
+  for (const std::vector<std::int64_t>& shape : {std::vector<std::int64_t>{huge, 0}, {0, huge}}) {
+    write_bytes(file("e.npy"), make_npy_header(dtype::f32, shape));
+    const host_array a = read_npy(file("e.npy"));
+    EXPECT_EQ(a.shape(), shape);
+    EXPECT_EQ(a.size(), 0);
+    EXPECT_EQ(a.bytes(), 0u);
   }
 }
 
@@ -804,6 +846,69 @@ TEST_F(dataset_test, dispatch_by_extension) {
   expect_io_error([&] { (void)read_dataset(file("missing.npy")); }, {"missing.npy", "cannot open"});
 }
 
+TEST_F(text_test, from_memory_as_from_a_file) {
+  const std::string text = "a,b\n1,2\n3,4\n";
+  write_bytes(file("t.csv"), text);
+  EXPECT_TRUE(same_bytes(parse_text(text, "mem.csv", dtype::i32, "b"), read_text(file("t.csv"), dtype::i32, "b")));
+  EXPECT_EQ(values_of<double>(parse_text("5\n6\n", "mem.txt", dtype::f64, "")), (std::vector<double>{5, 6}));
+  expect_io_error([&] { (void)parse_text("1\nx\n", "mem.txt", dtype::f64, ""); }, {"mem.txt:2: \"x\" is not a number"});
+  // Control characters of a field are escaped: the message stays one printable line.
+  expect_io_error([&] { (void)parse_text(std::string("1\n\x01\r2\0\n", 7), "mem.txt", dtype::f64, ""); },
+                  {"mem.txt:2: \"\\x01\\r2\\x00\" is not a number"});
+}
+
+// ---- Running out of memory while reading ----
+
+TEST(guard_allocation, allocation_failures_become_one_line_naming_the_file) {
+  expect_io_error([] { (void)guard_allocation("f.npy", []() -> int { throw std::bad_alloc(); }); },
+                  {"f.npy: out of memory while reading it (std::bad_alloc)"});
+  // A container asked for more than it can ever hold throws std::length_error instead.
+  const std::size_t too_many = std::vector<double>().max_size() + std::size_t{1};
+  expect_io_error([&] { (void)guard_allocation("f.txt", [&] { return std::vector<double>(too_many); }); },
+                  {"f.txt: out of memory while reading it"});
+  EXPECT_EQ(guard_allocation("f", [] { return 7; }), 7);
+  EXPECT_THROW((void)guard_allocation("f", []() -> int { throw std::invalid_argument("other"); }), std::invalid_argument);
+}
+
+// Files larger than the memory the process may use (4 GiB of data in sparse files that take no
+// disk space, read under a 2 GiB cap on the address space): every reader fails with an io_error
+// naming the file, not with a bare std::bad_alloc.
+using reader_memory_DeathTest = io_test;
+
+TEST_F(reader_memory_DeathTest, allocation_failure_names_the_file) {
+  constexpr std::uint64_t data_bytes = std::uint64_t{1} << 32;
+  const fs::path npy = file("big.npy");
+  write_bytes(npy, make_npy_header(dtype::f64, {static_cast<std::int64_t>(data_bytes / 8)}));
+  fs::resize_file(npy, fs::file_size(npy) + data_bytes);
+  for (const char* name : {"big.bin", "big.txt"}) {
+    write_bytes(file(name), "");
+    fs::resize_file(file(name), data_bytes);
+  }
+  // In the child: cap the address space, read, and exit 1 with the message of an io_error.
+  const auto read_capped = [](const std::function<void()>& read) {
+    const rlim_t cap = rlim_t{1} << 31;
+    const rlimit limit{cap, cap};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(3);
+    try {
+      read();
+      std::fprintf(stderr, "read without an error\n");
+      std::_Exit(0);
+    } catch (const io_error& e) {
+      std::fprintf(stderr, "io_error: %s\n", e.what());
+      std::_Exit(1);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "another exception: %s\n", e.what());
+      std::_Exit(2);
+    }
+  };
+  EXPECT_EXIT(read_capped([&] { (void)read_npy(npy); }), ::testing::ExitedWithCode(1),
+              "io_error: [^\n]*big.npy: out of memory while reading it");
+  EXPECT_EXIT(read_capped([&] { (void)read_dataset(file("big.bin"), {.type = dtype::f64}); }),
+              ::testing::ExitedWithCode(1), "io_error: [^\n]*big.bin: out of memory while reading it");
+  EXPECT_EXIT(read_capped([&] { (void)read_dataset(file("big.txt")); }), ::testing::ExitedWithCode(1),
+              "io_error: [^\n]*big.txt: out of memory while reading it");
+}
+
 // ---- convert ----
 
 TEST(convert, element_wise_static_cast) {
@@ -837,6 +942,34 @@ TEST(convert, element_wise_static_cast) {
             (std::vector<std::uint8_t>{255, 0}));
   EXPECT_EQ(values_of<std::int64_t>(convert(array_of<double>({-9223372036854775808.0}), dtype::i64)),
             std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min()});
+}
+
+// float64 to float32: a finite value beyond float32's range is an error, as documented (it
+// would otherwise become infinity); NaN and infinities stay what they are; tiny values round
+// to zero or a subnormal.
+TEST(convert, float64_to_float32_range) {
+  const double inf = std::numeric_limits<double>::infinity();
+  expect_io_error([&] { (void)convert(array_of<double>({1, 1e300}), dtype::f32); },
+                  {"convert: element 1 (1e+300) of a float64 array is out of range for float32"});
+  expect_io_error([&] { (void)convert(array_of<double>({-1e39}), dtype::f32); }, {"element 0", "float32"});
+  // Named after the file the array came from, where the caller gives it.
+  expect_io_error([&] { (void)convert(array_of<double>({1e300}), dtype::f32, "y.npy"); },
+                  {"y.npy: converting: element 0 (1e+300)"});
+
+  // The largest float32 and what rounds to it stay finite; half an ulp above rounds to infinity.
+  const double flt_max = std::numeric_limits<float>::max();
+  const double half_ulp = std::ldexp(1.0, 103);
+  EXPECT_EQ(values_of<float>(convert(array_of<double>({flt_max, -flt_max, flt_max + half_ulp / 2}), dtype::f32)),
+            (std::vector<float>{std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
+                                std::numeric_limits<float>::max()}));
+  expect_io_error([&] { (void)convert(array_of<double>({flt_max + half_ulp}), dtype::f32); }, {"float32"});
+
+  const std::vector<float> special = values_of<float>(convert(array_of<double>({inf, -inf, std::nan(""), 1e-50, -1e-40}), dtype::f32));
+  EXPECT_EQ(special[0], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(special[1], -std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(special[2]));
+  EXPECT_EQ(special[3], 0.0f);
+  EXPECT_EQ(special[4], static_cast<float>(-1e-40));  // a subnormal
 }
 
 }  // namespace

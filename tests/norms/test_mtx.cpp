@@ -135,6 +135,7 @@ TEST(mtx_reader, BadEntries) {
   expect_error(head + "1 -1 1\n", "m.mtx:4:", "positive integers");
   expect_error(head + "1 1.5 1\n", "m.mtx:4:", "positive integers");
   expect_error(head + "1 1 abc\n", "m.mtx:4:", "\"abc\" is not a number");
+  expect_error(head + "1 1 a\rb\x01\n", "m.mtx:4:", "\"a\\rb\\x01\" is not a number");
   expect_error(head + "1 1 1.0x\n", "m.mtx:4:", "is not a number");
   expect_error(head + "1 1 1e999\n", "m.mtx:4:", "out of the range");
   expect_error(head + "1 1 nan\n", "m.mtx:4:", "not finite");
@@ -146,21 +147,45 @@ TEST(mtx_reader, BadEntries) {
   expect_error("%%MatrixMarket matrix coordinate pattern general\n1 1 1\n1 1 2.5\n", "m.mtx:3:", "has 2 fields");
 }
 
+// A size line may claim any number of rows; CSR stores an offset for each, so the rows are
+// bounded by the file's size: a 61-byte file cannot make the reader allocate 17 GB of row
+// offsets (2^31 - 1 of them), nor a small one 1.6 GB for 2e8 rows with one entry.
+TEST(mtx_reader, RowsBoundedByTheFileSize) {
+  const std::string banner = "%%MatrixMarket matrix coordinate real general\n";
+  expect_error(banner + "2147483647 1 0\n", "m.mtx:2:", "2147483647 rows is more than a file of 61 bytes");
+  expect_error(banner + "200000000 200000000 1\n1 1 1\n", "m.mtx:2:", "200000000 rows is more than a file of");
+  expect_error("%%MatrixMarket matrix coordinate pattern symmetric\n% a comment\n100 100 0\n", "m.mtx:3:",
+               "100 rows is more than a file of 73 bytes");
+  // Empty rows are still read where the file is large enough to account for them.
+  const csr_matrix m = parse_mtx(banner + "40 40 1\n1 1 1\n", "m.mtx");
+  EXPECT_EQ(m.rows, 40);
+  EXPECT_EQ(m.nnz(), 1);
+  EXPECT_EQ(m.row_ptr.size(), 41u);
+}
+
+// The error message of reading a file, or "" if it was read.
+std::string read_error_of(const std::filesystem::path& path) {
+  try {
+    (void)scanlab::mtx::read_mtx(path);
+  } catch (const mtx_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(mtx_reader, FilesOnDisk) {
   const std::filesystem::path dir = scanlab::test::data_dir();
   const csr_matrix m = scanlab::mtx::read_mtx(dir / "norms_spd6.mtx");
   EXPECT_EQ(m.rows, 6);
   EXPECT_EQ(m.nnz(), 20);  // 6 diagonal + 7 off-diagonal entries mirrored
   EXPECT_TRUE(scanlab::sparse::is_symmetric(m));
-  try {
-    (void)scanlab::mtx::read_mtx(dir / "norms_truncated.mtx");
-    FAIL() << "a truncated file parsed";
-  } catch (const mtx_error& e) {
-    EXPECT_NE(std::string(e.what()).find("norms_truncated.mtx:5: the file ends after 3 of 4 entries"),
-              std::string::npos)
-        << e.what();
-  }
-  EXPECT_THROW((void)scanlab::mtx::read_mtx(dir / "no_such_file.mtx"), mtx_error);
+  EXPECT_NE(read_error_of(dir / "norms_truncated.mtx").find("norms_truncated.mtx:5: the file ends after 3 of 4 entries"),
+            std::string::npos);
+  EXPECT_NE(read_error_of(dir / "no_such_file.mtx").find("no_such_file.mtx: cannot open"), std::string::npos);
+  // 2^31 - 1 rows in 61 bytes: 17 GB of row offsets, refused from the size line.
+  const std::string hostile = read_error_of(dir / "cg_hostile_size.mtx");
+  EXPECT_NE(hostile.find("cg_hostile_size.mtx:2: 2147483647 rows is more than a file of 61 bytes"), std::string::npos)
+      << hostile;
 }
 
 }  // namespace
