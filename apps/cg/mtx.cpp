@@ -198,7 +198,17 @@ sparse::csr_matrix parse_mtx_text(std::string_view text, const std::string& name
     throw fail(reader.number(), "the file ends after " + std::to_string(read) + " of " + std::to_string(stated) +
                                     " entries (truncated?)");
   }
-  return sparse::from_entries(rows, cols, std::move(entries));
+  sparse::csr_matrix m = sparse::from_entries(rows, cols, std::move(entries));
+  // Duplicates are summed: finite values can still add up beyond the range of a double.
+  for (std::int64_t r = 0; r < m.rows; ++r) {
+    for (std::int64_t k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
+      if (!std::isfinite(m.values[k])) {
+        throw fail(reader.number(), "the entries at (" + std::to_string(r + 1) + ", " + std::to_string(m.col[k] + 1) +
+                                        ") add up to a value beyond the range of a double (duplicates are summed)");
+      }
+    }
+  }
+  return m;
 }
 
 }  // namespace

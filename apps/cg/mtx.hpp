@@ -16,7 +16,8 @@
 // skew-symmetric or hermitian, a size line that is not three non-negative integers (or
 // exceeds 2^31 - 1 rows or columns), an entry with the wrong number of fields, an index
 // out of range, a value that is not a finite number (an integer field's value must be an
-// integer), fewer entries than the size line says (a truncated file) or more, and more rows
+// integer), duplicates that add up beyond the range of a double (the line named is the
+// last), fewer entries than the size line says (a truncated file) or more, and more rows
 // than the file has bytes (CSR stores an offset per row, empty or not: this bounds what a
 // file can make the reader allocate by its size). Running out of memory while reading is an
 // mtx_error naming the file as well.

@@ -144,6 +144,9 @@ TEST(mtx_reader, BadEntries) {
   expect_error(head + "1 1 1\n", "m.mtx:4:", "ends after 1 of 2 entries");
   expect_error(head + "1 1 1\n2 2 2\n3 3 3\n", "m.mtx:6:", "more entries than the 2");
   expect_error("%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 2.5\n", "m.mtx:3:", "not an integer");
+  // Each value finite, their sum not.
+  expect_error("%%MatrixMarket matrix coordinate real general\n2 2 3\n2 1 1e308\n1 1 1\n2 1 1e308\n", "m.mtx:5:",
+               "the entries at (2, 1) add up to a value beyond the range of a double");
   expect_error("%%MatrixMarket matrix coordinate pattern general\n1 1 1\n1 1 2.5\n", "m.mtx:3:", "has 2 fields");
 }
 
