@@ -1,7 +1,8 @@
 // scanlab/error.hpp: checking CUDA calls, the one place that does it.
 //
 // Library code (everything under scanlab/ that a user calls) never throws: it
-// returns cudaError_t, and propagates a failed call or launch with SCANLAB_TRY.
+// returns cudaError_t, and propagates a failed call or launch with SCANLAB_TRY
+// (launches go through scanlab::detail::launch, which returns their status).
 // Apps and tests turn a bad status into a scanlab::cuda_error exception with
 // SCANLAB_CHECK; every main() catches it and prints one line.
 #pragma once
@@ -20,8 +21,10 @@
     }                                                       \
   } while (0)
 
-// After a kernel launch: return its launch error (bad configuration, too much
-// shared memory, no kernel image for this GPU) from the enclosing function.
+// Do not use in new code: launch through scanlab::detail::launch (detail/launch.cuh),
+// which returns the launch's own status. This reads (and clears) the runtime's last
+// error, which may be an earlier, unrelated failure of the caller. Left only for the
+// launches of algorithms/quicksort.cuh until they move to detail::launch; then removed.
 #define SCANLAB_TRY_LAUNCH() SCANLAB_TRY(cudaGetLastError())
 
 namespace scanlab {

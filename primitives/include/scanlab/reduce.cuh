@@ -44,8 +44,9 @@
 // the kernel at these sizes). The cooperative launch gives co-residency of all blocks
 // and a grid barrier whose state the driver initialises, so the single launch is
 // correct from the first call with garbage temp storage, with no extra operation.
-// Devices without cooperative launch fall back to two launches (partials, then one
-// block over them), with the same result bits.
+// Devices without cooperative launch, and contexts that refuse the grid (fewer SMs than
+// the device has), fall back to two launches (partials, then one block over them), with
+// the same result bits.
 #pragma once
 
 #include <scanlab/detail/launch.cuh>
@@ -102,12 +103,11 @@ cudaError_t dispatch_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in,
       return cudaSuccess;
     }
     if (n <= tile_kernel_items<tile, InputIt>()) {
-      reduce_tile_kernel<tile><<<1, tile::threads, 0, stream>>>(d_in, n, d_out, init, op, tf);
-    } else {
-      reduce_single_block_kernel<single><<<1, single::threads, 0, stream>>>(d_in, n, d_out, init, op, tf);
+      return detail::launch(reduce_tile_kernel<tile, InputIt, OutputIt, T, Op, Tf>, 1, tile::threads, 0, stream,
+                            d_in, n, d_out, init, op, tf);
     }
-    SCANLAB_TRY_LAUNCH();
-    return cudaSuccess;
+    return detail::launch(reduce_single_block_kernel<single, InputIt, OutputIt, T, Op, Tf>, 1, single::threads, 0,
+                          stream, d_in, n, d_out, init, op, tf);
   }
 
   constexpr auto kernel = reduce_grid_kernel<Policy, InputIt, OutputIt, T, Op, Tf>;
@@ -136,22 +136,21 @@ cudaError_t dispatch_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in,
       ceil_div<std::int64_t>(ceil_div<std::int64_t>(layout.units, blocks), warp_threads) * warp_threads;
   const int grid = static_cast<int>(ceil_div<std::int64_t>(layout.units, units_per_block));
   if (grid <= 1) {  // a short input on the scalar path: one block suffices
-    reduce_single_block_kernel<single><<<1, single::threads, 0, stream>>>(d_in, n, d_out, init, op, tf);
-    SCANLAB_TRY_LAUNCH();
-    return cudaSuccess;
+    return detail::launch(reduce_single_block_kernel<single, InputIt, OutputIt, T, Op, Tf>, 1, single::threads, 0,
+                          stream, d_in, n, d_out, init, op, tf);
   }
   T* partials = static_cast<T*>(d_temp);
 
   if (cooperative) {
-    return launch_cooperative(kernel, grid, Policy::threads, stream, d_in, n, units_per_block, partials, d_out, init,
-                              op, tf, true);
+    const cudaError_t status = detail::launch_cooperative(kernel, grid, Policy::threads, stream, d_in, n,
+                                                          units_per_block, partials, d_out, init, op, tf, true);
+    if (status != cudaErrorCooperativeLaunchTooLarge) return status;
+    // Refused (launch.cuh): the two launches below, the same grid and the same bits.
   }
-  kernel<<<grid, Policy::threads, 0, stream>>>(d_in, n, units_per_block, partials, d_out, init, op, tf, false);
-  SCANLAB_TRY_LAUNCH();
-  reduce_partials_kernel<Policy><<<1, Policy::threads, 0, stream>>>(static_cast<const T*>(partials), grid, d_out,
-                                                                      init, op);
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  SCANLAB_TRY(detail::launch(kernel, grid, Policy::threads, 0, stream, d_in, n, units_per_block, partials, d_out,
+                             init, op, tf, false));
+  return detail::launch(reduce_partials_kernel<Policy, OutputIt, T, Op>, 1, Policy::threads, 0, stream,
+                        static_cast<const T*>(partials), grid, d_out, init, op);
 }
 
 }  // namespace detail
@@ -194,10 +193,8 @@ template <class InputIt, class OutputIt, class OffsetIt, class T, class Op>
   }
   if (num_segments == 0) return cudaSuccess;
   const auto grid = static_cast<unsigned>(num_segments < INT_MAX ? num_segments : INT_MAX);
-  detail::segmented_reduce_kernel<policy><<<grid, policy::threads, 0, stream>>>(d_in, d_out, d_offsets,
-                                                                                 num_segments, init, op);
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  return detail::launch(detail::segmented_reduce_kernel<policy, InputIt, OutputIt, OffsetIt, T, Op>, grid,
+                        policy::threads, 0, stream, d_in, d_out, d_offsets, num_segments, init, op);
 }
 
 // Convenience: sum, minimum and maximum of an arithmetic input, accumulated in its

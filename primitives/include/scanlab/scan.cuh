@@ -31,7 +31,8 @@
 //     CUB, which is not run-to-run deterministic for floats) by rounding, within the
 //     usual n * eps * sum|x| bound.
 //   * One launch on the device: a single block for one tile, a cooperative grid
-//     otherwise (a memset and a regular grid where cooperative launch is unavailable).
+//     otherwise (a memset and a regular grid where cooperative launch is unavailable or
+//     refused).
 #pragma once
 
 #include <scanlab/device/scan_dispatch.cuh>

@@ -62,8 +62,8 @@
 //  - Lengths: the pointer forms take one n for all arrays; the span forms check them
 //    (cudaErrorInvalidValue before anything is enqueued).
 //  - Launches: one cooperative kernel for one sequence and for row-major batches (a regular
-//    launch after a memset where cooperative launch is unavailable), with 128 KB of
-//    dynamic shared memory per block (set once per device on first use). Interleaved batches:
+//    launch after a memset where cooperative launch is unavailable or refused), with 128 KB
+//    of dynamic shared memory per block (set once per device on first use). Interleaved batches:
 //    one kernel when there are at least 2^17 sequences; otherwise three (segment maps,
 //    the row-major solve of the segment maps, the segments again: a and b read twice).
 #pragma once

@@ -681,10 +681,10 @@ struct linrec_agent {
     finish_last((i + B - 1) % B, i & 1);
   }
 
-  // Fallback where cooperative launch is unavailable: states reset by a memset before the
-  // launch, tiles handed out in order from the ticket counter (the next tile is not known
-  // ahead: no prefetch). Thread 0 claims the next tile before the step's barrier, which
-  // publishes it for the next step.
+  // Fallback where cooperative launch is unavailable or refused: states reset by a memset
+  // before the launch, tiles handed out in order from the ticket counter (the next tile is
+  // not known ahead: no prefetch). Thread 0 claims the next tile before the step's barrier,
+  // which publishes it for the next step.
   __device__ void run_tickets() {
     if (threadIdx.x == 0) s.next_tile[0] = p.state.claim_tile();
     __syncthreads();
@@ -754,16 +754,15 @@ template <class Policy, class Source, class T>
   if (n == 0) {
     if (d_final != nullptr && batch > 0) {  // empty sequences end where they start
       const std::int64_t blocks = detail::ceil_div<std::int64_t>(batch, 256);
-      linrec_initial_states_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(
-          d_final, d_x0s, x0, batch);
-      SCANLAB_TRY_LAUNCH();
+      const auto grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
+      SCANLAB_TRY(detail::launch(linrec_initial_states_kernel<T>, grid, 256, 0, stream, d_final, d_x0s, x0, batch));
     }
     return cudaSuccess;
   }
 
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
   const device::tile_state<affine_map<T>> state(base, num_tiles);
-  const auto kernel = linrec_tiles_kernel<Policy, Source, T>;
+  constexpr auto kernel = linrec_tiles_kernel<Policy, Source, T>;
 
   linrec_mode mode = options.mode == linrec_mode::automatic ? linrec_mode::cooperative : options.mode;
   int capacity = 0;
@@ -771,8 +770,7 @@ template <class Policy, class Source, class T>
   // The kernel's shared memory is dynamic: the parked and the staged tile do not fit in
   // the 48 KB of static shared memory.
   constexpr std::size_t shared_bytes = sizeof(typename linrec_agent<Policy, Source, T>::temp_storage);
-  SCANLAB_TRY((detail::resident_grid<linrec_tiles_kernel<Policy, Source, T>>(Policy::block_threads, INT_MAX, capacity,
-                                                                            cooperative, shared_bytes)));
+  SCANLAB_TRY((detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative, shared_bytes)));
   if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
   if (mode == linrec_mode::cooperative && !cooperative) mode = linrec_mode::tickets;
   const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
@@ -792,13 +790,15 @@ template <class Policy, class Source, class T>
                                   .vector_load = aligned(src.p) && (Source::arrays == 1 || aligned(src.q)),
                                   .vector_store = d_x != nullptr && aligned(d_x)};
   if (mode == linrec_mode::cooperative) {
-    return detail::launch_cooperative_smem(kernel, static_cast<int>(grid), Policy::block_threads, shared_bytes, stream,
-                                           params);
+    const cudaError_t status = detail::launch_cooperative_smem(kernel, static_cast<int>(grid), Policy::block_threads,
+                                                               shared_bytes, stream, params);
+    if (status != cudaErrorCooperativeLaunchTooLarge) return status;
+    // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
+    params.mode = linrec_mode::tickets;
   }
   SCANLAB_TRY(state.reset(stream));
-  kernel<<<static_cast<unsigned>(grid), Policy::block_threads, shared_bytes, stream>>>(params);
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  // Both modes need the dynamic shared memory (the agent's temp storage lives there).
+  return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, shared_bytes, stream, params);
 }
 
 // ---- interleaved batches: [length, batch] ----
@@ -945,9 +945,8 @@ template <class Policy, class Source, class T>
       return cudaSuccess;
     }
     if (batch == 0) return cudaSuccess;
-    linrec_column_solve_kernel<<<column_grid(batch), column_threads, 0, stream>>>(params);
-    SCANLAB_TRY_LAUNCH();
-    return cudaSuccess;
+    return detail::launch(linrec_column_solve_kernel<Source, T>, column_grid(batch), column_threads, 0, stream,
+                          params);
   }
   // [segment a][segment b][segment states][the row-major solve of the segment maps]
   const std::int64_t maps = batch * segments;
@@ -970,17 +969,14 @@ template <class Policy, class Source, class T>
   void* inner_temp = base + 3 * slice;
 
   const int grid = column_grid(maps);
-  linrec_column_maps_kernel<<<grid, column_threads, 0, stream>>>(params);
-  SCANLAB_TRY_LAUNCH();
+  SCANLAB_TRY(detail::launch(linrec_column_maps_kernel<Source, T>, grid, column_threads, 0, stream, params));
   const ab_source<T> segment_src{params.segment_a, params.segment_b};
   // Pass 2: the state after each segment (and, the last one, the final state).
   SCANLAB_TRY((dispatch_rows<Policy>(inner_temp, inner_bytes, segment_src, d_x != nullptr ? states : nullptr,
                                      d_final, batch, segments, d_x0s, x0, stream, options)));
   if (d_x == nullptr) return cudaSuccess;
   params.final_x = nullptr;  // written by pass 2
-  linrec_column_solve_kernel<<<grid, column_threads, 0, stream>>>(params);
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  return detail::launch(linrec_column_solve_kernel<Source, T>, grid, column_threads, 0, stream, params);
 }
 
 }  // namespace linrec_detail

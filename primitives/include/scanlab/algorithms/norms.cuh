@@ -55,7 +55,7 @@
 //  - Launches: one kernel. Up to one tile (8192 floats, 4096 doubles) it is one block; beyond, one
 //    cooperative launch of one resident wave that ends in a grid-wide barrier, as
 //    scanlab::reduce does (see reduce.cuh for why), with the same two-launch fallback on
-//    devices without cooperative launch.
+//    devices without cooperative launch and where the grid is refused.
 #pragma once
 
 #include <scanlab/algorithms/norms_kernels.cuh>

@@ -447,8 +447,9 @@ __global__ void __launch_bounds__(Policy::threads)
 }
 
 // The whole grid, one resident wave: block partials, then (cooperative launch) a
-// grid-wide barrier and block 0 finishes. Without cooperative launch it stops after
-// the partials and norm_partials_kernel follows (same code, same bits).
+// grid-wide barrier and block 0 finishes. Without cooperative launch (unsupported or
+// refused) it stops after the partials and norm_partials_kernel follows (same code,
+// same bits).
 template <class Policy, class Kind, class T, class Acc>
 __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     norm_grid_kernel(const T* x, const T* y, std::int64_t n, std::int64_t units_per_block,
@@ -488,9 +489,7 @@ cudaError_t dispatch_norm(void* d_temp, std::size_t& temp_bytes, const T* x, con
   if (n < 0) return cudaErrorInvalidValue;
 
   const auto single_block = [&]() -> cudaError_t {
-    norm_single_block_kernel<Policy, Kind><<<1, Policy::threads, 0, stream>>>(x, y, n, out);
-    SCANLAB_TRY_LAUNCH();
-    return cudaSuccess;
+    return detail::launch(norm_single_block_kernel<Policy, Kind, T, Acc>, 1, Policy::threads, 0, stream, x, y, n, out);
   };
   if (n <= norm_single_block_items<Policy, T>()) {
     if (d_temp == nullptr) {
@@ -502,8 +501,8 @@ cudaError_t dispatch_norm(void* d_temp, std::size_t& temp_bytes, const T* x, con
 
   int max_blocks = 0;
   bool cooperative = false;
-  SCANLAB_TRY((resident_grid<norm_grid_kernel<Policy, Kind, T, Acc>>(Policy::threads, Policy::blocks_per_sm,
-                                                                     max_blocks, cooperative)));
+  constexpr auto kernel = norm_grid_kernel<Policy, Kind, T, Acc>;
+  SCANLAB_TRY((resident_grid<kernel>(Policy::threads, Policy::blocks_per_sm, max_blocks, cooperative)));
   const std::size_t required = align_up(static_cast<std::size_t>(max_blocks) * sizeof(state));
   if (d_temp == nullptr) {
     temp_bytes = required;
@@ -527,15 +526,16 @@ cudaError_t dispatch_norm(void* d_temp, std::size_t& temp_bytes, const T* x, con
   const int grid = static_cast<int>(ceil_div<std::int64_t>(layout.units, units_per_block));
   if (grid <= 1) return single_block();
   auto* partials = static_cast<state*>(d_temp);
-  const auto kernel = norm_grid_kernel<Policy, Kind, T, Acc>;
 
-  if (cooperative) return launch_cooperative(kernel, grid, Policy::threads, stream, x, y, n, units_per_block, partials, out, true);
-  kernel<<<grid, Policy::threads, 0, stream>>>(x, y, n, units_per_block, partials, out, false);
-  SCANLAB_TRY_LAUNCH();
-  norm_partials_kernel<Policy, Kind><<<1, Policy::threads, 0, stream>>>(static_cast<const state*>(partials), grid,
-                                                                        n, out);
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  if (cooperative) {
+    const cudaError_t status = detail::launch_cooperative(kernel, grid, Policy::threads, stream, x, y, n,
+                                                          units_per_block, partials, out, true);
+    if (status != cudaErrorCooperativeLaunchTooLarge) return status;
+    // Refused (detail/launch.cuh): the two launches below, the same grid and the same bits.
+  }
+  SCANLAB_TRY(detail::launch(kernel, grid, Policy::threads, 0, stream, x, y, n, units_per_block, partials, out, false));
+  return detail::launch(norm_partials_kernel<Policy, Kind, Acc>, 1, Policy::threads, 0, stream,
+                        static_cast<const state*>(partials), grid, n, out);
 }
 
 }  // namespace scanlab::detail::norms

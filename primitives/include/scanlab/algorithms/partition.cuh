@@ -35,9 +35,9 @@
 //     failing CUDA status (cudaErrorInvalidValue for n < 0, too little temp storage or a
 //     null count pointer). Never throws.
 //   * Launches: one kernel, the same agent for two and three ways (a cooperative grid;
-//     where cooperative launch is unavailable, a memset of the tile states and a regular
-//     grid). The stable forms one more small kernel; the three-way forms one more (the
-//     equal run from temp storage to its place).
+//     where cooperative launch is unavailable or refused, a memset of the tile states and
+//     a regular grid). The stable forms one more small kernel; the three-way forms one
+//     more (the equal run from temp storage to its place).
 #pragma once
 
 #include <scanlab/algorithms/partition_kernels.cuh>
@@ -115,13 +115,14 @@ template <class Policy, class Count, class InputIt, class OutputIt, class Classi
   }
   if (mode == two_way_mode::cooperative) {
     // Every tile state is reset inside the kernel, before its grid-wide barrier.
-    SCANLAB_TRY(detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params));
-  } else {
-    for (int k = 0; k < Count::size; ++k) SCANLAB_TRY(params.state[k].reset(stream));
-    kernel<<<static_cast<unsigned>(grid), Policy::block_threads, 0, stream>>>(params);
-    SCANLAB_TRY_LAUNCH();
+    const cudaError_t status =
+        detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params);
+    if (status != cudaErrorCooperativeLaunchTooLarge) return status;
+    // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
+    params.mode = two_way_mode::tickets;
   }
-  return cudaSuccess;
+  for (int k = 0; k < Count::size; ++k) SCANLAB_TRY(params.state[k].reset(stream));
+  return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params);
 }
 
 enum class two_way_layout { reversed_rest, stable, two_outputs };
@@ -155,8 +156,8 @@ template <class Policy = void, class InputIt, class OutputIt, class Pred>
                                                   num_tiles, classify, options, stream)));
   }
   if (layout == two_way_layout::stable) {
-    reverse_tail_kernel<<<fixup_grid(n), 256, 0, stream>>>(d_out, n, d_num_selected);
-    SCANLAB_TRY_LAUNCH();
+    SCANLAB_TRY(detail::launch(reverse_tail_kernel<std::remove_pointer_t<OutputIt>>, fixup_grid(n), 256, 0, stream,
+                               d_out, n, d_num_selected));
   }
   return cudaSuccess;
 }
@@ -193,12 +194,8 @@ template <class Policy = void, class InputIt, class OutputIt, class Comp>
     SCANLAB_TRY((launch_partition<policy, wide_t>(d_temp, d_in, d_out, d_out, equal_buffer, false, d_counts, n,
                                                   num_tiles, classify, options, stream)));
   }
-  place_equal_kernel<<<fixup_grid(2 * n), 256, 0, stream>>>(equal_buffer, d_out, d_counts);
-  SCANLAB_TRY_LAUNCH();
-  if (stable) {
-    reverse_greater_kernel<<<fixup_grid(n), 256, 0, stream>>>(d_out, n, d_counts);
-    SCANLAB_TRY_LAUNCH();
-  }
+  SCANLAB_TRY(detail::launch(place_equal_kernel<T>, fixup_grid(2 * n), 256, 0, stream, equal_buffer, d_out, d_counts));
+  if (stable) SCANLAB_TRY(detail::launch(reverse_greater_kernel<T>, fixup_grid(n), 256, 0, stream, d_out, n, d_counts));
   return cudaSuccess;
 }
 

@@ -143,8 +143,9 @@ struct around_pivot {
 //                grid-wide barrier; then every count of round one is there, block b sums
 //                those of tiles < b with one block-wide round of loads and writes tile b
 //                out at once. Later tiles use the deferred look-back.
-//   tickets      where cooperative launch is unavailable: states reset by a memset, tiles
-//                claimed in order from the tile state's ticket counter, all deferred.
+//   tickets      where cooperative launch is unavailable or refused: states reset by a
+//                memset, tiles claimed in order from the tile state's ticket counter, all
+//                deferred.
 enum class two_way_mode : int { automatic = 0, cooperative, tickets };
 
 template <class InputIt, class OutputIt, class Count, class Classify>

@@ -30,6 +30,7 @@
 
 #include <scanlab/algorithms/radix_sort_common.cuh>
 #include <scanlab/block/block_scan.cuh>
+#include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
@@ -201,9 +202,8 @@ template <class Bits, bool IsFloat, class Value>
   const auto grid = static_cast<unsigned>(num_tiles);
   for (int pass = 0; pass < passes; ++pass) {
     const digit_extractor<Bits, IsFloat> digit{r.transform, r.plan.shift(pass), r.plan.mask(pass)};
-    multipass_histogram_kernel<policy><<<grid, policy::block_threads, 0, stream>>>(key_buffers.source(pass), n, digit,
-                                                                                  counts, num_tiles);
-    SCANLAB_TRY_LAUNCH();
+    SCANLAB_TRY(detail::launch(multipass_histogram_kernel<policy, Bits, IsFloat>, grid, policy::block_threads, 0,
+                               stream, key_buffers.source(pass), n, digit, counts, num_tiles));
     SCANLAB_TRY(exclusive_sum(scan_temp, scan_bytes, counts, counts, num_counts, stream));
     const multipass_scatter_params<Bits, IsFloat, Value> params{
         .keys_in = key_buffers.source(pass),
@@ -215,8 +215,8 @@ template <class Bits, bool IsFloat, class Value>
         .digit_width = std::popcount(digit.mask),
         .offsets = counts,
         .num_tiles = num_tiles};
-    multipass_scatter_kernel<policy><<<grid, policy::block_threads, 0, stream>>>(params);
-    SCANLAB_TRY_LAUNCH();
+    SCANLAB_TRY(detail::launch(multipass_scatter_kernel<policy, Bits, IsFloat, Value>, grid, policy::block_threads,
+                               0, stream, params));
   }
   return cudaSuccess;
 }

@@ -479,13 +479,12 @@ template <class Policy = void, class Bits, bool IsFloat, class Value>
   std::int64_t histogram_grid = chunks < resident ? chunks : resident;
   const std::int64_t least = detail::ceil_div<std::int64_t>(n, std::int64_t{1} << 31);
   if (histogram_grid < least) histogram_grid = least;
-  histogram<<<static_cast<unsigned>(histogram_grid), policy::histogram_threads, histogram_smem, stream>>>(
-      r.keys_in, n, r.transform, r.plan, bins);
-  SCANLAB_TRY_LAUNCH();
+  SCANLAB_TRY(detail::launch(histogram, static_cast<unsigned>(histogram_grid), policy::histogram_threads,
+                             histogram_smem, stream, r.keys_in, n, r.transform, r.plan, bins));
 
   // 2. Global digit starts.
-  onesweep_bins_kernel<<<static_cast<unsigned>(passes), radix, 0, stream>>>(bins);
-  SCANLAB_TRY_LAUNCH();
+  SCANLAB_TRY(detail::launch(onesweep_bins_kernel<std::uint64_t>, static_cast<unsigned>(passes), radix, 0, stream,
+                             bins));
 
   // 3. The passes.
   const ping_pong<Bits> key_buffers{r.keys_in, final_keys, alternate_keys, passes};
@@ -503,8 +502,8 @@ template <class Policy = void, class Bits, bool IsFloat, class Value>
         .ticket = tickets + pass};
     // The sorted keys of the last pass are not wanted when the caller asked for none.
     if (pass == passes - 1 && r.keys_out == nullptr) params.keys_out = nullptr;
-    onesweep_pass_kernel<policy, policy::ranking><<<static_cast<unsigned>(num_tiles), policy::block_threads, 0, stream>>>(params);
-    SCANLAB_TRY_LAUNCH();
+    SCANLAB_TRY(detail::launch(onesweep_pass_kernel<policy, policy::ranking, Bits, IsFloat, Value>,
+                               static_cast<unsigned>(num_tiles), policy::block_threads, 0, stream, params));
   }
   return cudaSuccess;
 }

@@ -39,7 +39,7 @@
 //   * One pass: keys (and values, flags) are read once; the output written once; about
 //     8 bytes of temp storage per tile of 8192 four-byte items. One launch per chunk (a
 //     single block for inputs of one tile, otherwise a cooperative grid; a memset and a
-//     regular grid where cooperative launch is unavailable).
+//     regular grid where cooperative launch is unavailable or refused).
 //   The same entry points, computed the classic way (flags, scanlab's exclusive scan,
 //   scatter), are in scanlab/algorithms/select_three_phase.cuh (scanlab::three_phase).
 #pragma once

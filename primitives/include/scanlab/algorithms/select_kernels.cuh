@@ -46,11 +46,11 @@
 //                 and writes tile b out at once. Later tiles are deferred (steps 5-6). The
 //                 loads of the block's next tile are issued before the current one is
 //                 parked (Prefetch).
-//   tickets       where cooperative launch is unavailable: states reset by a memset, tiles
-//                 claimed in order from the state's ticket counter, deferred as well. A
-//                 block publishes the count of its new tile before it looks back for its
-//                 parked one, so every count a look-back awaits belongs to a running block
-//                 that publishes it without waiting first: no deadlock.
+//   tickets       where cooperative launch is unavailable or refused: states reset by a
+//                 memset, tiles claimed in order from the state's ticket counter, deferred
+//                 as well. A block publishes the count of its new tile before it looks
+//                 back for its parked one, so every count a look-back awaits belongs to a
+//                 running block that publishes it without waiting first: no deadlock.
 #pragma once
 
 #include <scanlab/block/block_reduce.cuh>
@@ -723,12 +723,16 @@ template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, 
                     .vector_flags = chunk_io<typename agent_t::F, Policy::chunk>::aligned(flags + begin)};
     const std::int64_t grid = mode == select_mode::single_tile ? 1 : (tiles < capacity ? tiles : capacity);
     if (mode == select_mode::cooperative) {
-      SCANLAB_TRY(detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params));
-    } else {
-      if (mode == select_mode::tickets) SCANLAB_TRY(params.state.reset(stream));
-      kernel<<<static_cast<unsigned>(grid), Policy::block_threads, 0, stream>>>(params);
-      SCANLAB_TRY_LAUNCH();
+      const cudaError_t status =
+          detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params);
+      if (status == cudaSuccess) continue;
+      if (status != cudaErrorCooperativeLaunchTooLarge) return status;
+      // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
+      mode = select_mode::tickets;
+      params.mode = mode;
     }
+    if (mode == select_mode::tickets) SCANLAB_TRY(params.state.reset(stream));
+    SCANLAB_TRY(detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params));
   }
   return cudaSuccess;
 }

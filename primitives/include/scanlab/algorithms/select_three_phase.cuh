@@ -20,6 +20,7 @@
 #pragma once
 
 #include <scanlab/algorithms/select_kernels.cuh>
+#include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
@@ -112,14 +113,12 @@ template <class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut
   void* scan_temp = base + flag_bytes + position_bytes;
 
   const unsigned grid = grid_for(n);
-  flag_kernel<<<grid, threads, 0, stream>>>(keys_in, flags_in, flags, n, selector);
-  SCANLAB_TRY_LAUNCH();
+  SCANLAB_TRY(scanlab::detail::launch(flag_kernel<KeyIt, FlagIt, Selector>, grid, threads, 0, stream, keys_in,
+                                      flags_in, flags, n, selector));
   SCANLAB_TRY(exclusive_scan(scan_temp, scan_bytes, widened(flags, widen{}), positions, n, std::int64_t{0}, plus{},
                              stream));
-  scatter_kernel<<<grid, threads, 0, stream>>>(keys_in, values_in, flags, positions, keys_out, values_out,
-                                               d_num_selected, n);
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  return scanlab::detail::launch(scatter_kernel<KeyIt, ValueIt, KeyOut, ValueOut>, grid, threads, 0, stream, keys_in,
+                                 values_in, flags, positions, keys_out, values_out, d_num_selected, n);
 }
 
 }  // namespace detail3

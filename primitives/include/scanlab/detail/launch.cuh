@@ -1,5 +1,7 @@
-// Resident grids and cooperative launches, for the dispatchers that do a whole
-// device-wide operation in one launch (reduce, scan, norms).
+// Kernel launches that report only their own status (launch(), launch_cooperative*()),
+// and resident grids for the dispatchers that do a whole
+// device-wide operation in one cooperative launch (reduce, scan, select, partition,
+// linrec, norms).
 #pragma once
 
 #include <scanlab/error.hpp>
@@ -8,6 +10,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <utility>
 
 namespace scanlab::detail {
 
@@ -47,29 +50,95 @@ template <auto Kernel>
   return cudaSuccess;
 }
 
-// kernel<<<grid, block_threads, dynamic_smem, stream>>>(args...) as a cooperative launch: every
-// block resident at once, so cooperative_groups::this_grid().sync() is allowed. The
-// grid must not exceed resident_grid's max_blocks.
+// ---- Launches -------------------------------------------------------------------------
+//
+// The library launches its kernels through launch() or launch_cooperative*(), not with
+// <<<...>>> followed by cudaGetLastError(). The runtime keeps ONE last-error slot per
+// host thread, which every failing runtime call overwrites and cudaGetLastError() reads and
+// clears. Reading it after a launch would report (and wipe) an earlier, unrelated failure
+// of the caller as ours, and call failed a launch that started. cudaLaunchKernelEx returns
+// the status of this launch alone (a sticky error of the context included, as every call
+// does), and our successful launches leave the slot as the caller left it.
+//
+// cudaLaunchKernelEx also checks the arguments: it converts each to the kernel's
+// parameter type, so a wrong count or an unconvertible type does not compile. Kernel
+// templates are named with all their arguments (kernel<Policy, InputIt, ...>): nothing is
+// deduced from the call as with <<<...>>>.
+
+// Test hook (users never need it): while true, every cooperative launch of the library is
+// refused by the runtime with cudaErrorCooperativeLaunchTooLarge, as in a context that
+// schedules on fewer SMs than the device has, so the tests can run each dispatcher's
+// fall-back path on any GPU. The refusal is a real one (the launch asks for a grid no GPU
+// holds at once), so the runtime also records it in the last-error slot, as it would in
+// such a context.
+inline std::atomic<bool> cooperative_refusal_for_testing{false};
+
+// Blocks of the grid a forced refusal asks for: more than any GPU can hold at once
+// (32 blocks per SM at most: it would take half a million SMs), within gridDim.x's limit.
+inline constexpr unsigned refused_grid_for_testing = 1u << 24;
+
+// The one cudaLaunchConfig_t builder. `attributes` (may be null) must outlive the launch call.
+inline cudaLaunchConfig_t launch_config(dim3 grid, dim3 block, std::size_t dynamic_smem, cudaStream_t stream,
+                                        cudaLaunchAttribute* attributes = nullptr, unsigned num_attributes = 0) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = dynamic_smem;
+  config.stream = stream;
+  config.attrs = attributes;
+  config.numAttrs = num_attributes;
+  return config;
+}
+
+// kernel<<<grid, block, dynamic_smem, stream>>>(args...), returning this launch's status.
+template <class... Params, class... Args>
+[[nodiscard]] cudaError_t launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t dynamic_smem,
+                                 cudaStream_t stream, Args&&... args) {
+  const cudaLaunchConfig_t config = launch_config(grid, block, dynamic_smem, stream);
+  return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+// launch() as a cooperative launch: every block resident at once, so
+// cooperative_groups::this_grid().sync() is allowed. The grid must not exceed
+// resident_grid's max_blocks.
+//
+// Refusal. The runtime may still refuse the grid (cudaErrorCooperativeLaunchTooLarge)
+// although resident_grid sized it: a context limited to fewer SMs than the device has
+// (MPS with an active-thread percentage, a green context) reports the device's SM count
+// but holds fewer blocks at once. Every caller then runs its non-cooperative path (tickets
+// or two launches: the same results), so a refusal is not a failure of the call:
+//   if (cooperative) {
+//     const cudaError_t status = launch_cooperative(...);
+//     if (status != cudaErrorCooperativeLaunchTooLarge) return status;  // launched, or failed
+//   }
+//   ... the non-cooperative path ...
+// The refused launch leaves its error in the runtime's last-error slot; it is removed here
+// (only when the slot holds exactly that refusal), so that a call which succeeded through
+// its fall-back leaves the caller no failure to find. The runtime wrote the refusal over
+// whatever error the caller had left in the slot (one slot, overwritten by every failing
+// call; there is no call to put an error back), so in a context that refuses cooperative
+// launches such an earlier error of the caller is lost; everywhere else it stays.
 template <class... Params, class... Args>
 [[nodiscard]] cudaError_t launch_cooperative_smem(void (*kernel)(Params...), int grid, int block_threads,
-                                                  std::size_t dynamic_smem, cudaStream_t stream, Args... args) {
+                                                  std::size_t dynamic_smem, cudaStream_t stream, Args&&... args) {
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeCooperative;
   attribute.val.cooperative = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(grid));
-  config.blockDim = dim3(static_cast<unsigned>(block_threads));
-  config.dynamicSmemBytes = dynamic_smem;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, kernel, args...);
+  const bool force_refusal = cooperative_refusal_for_testing.load(std::memory_order_relaxed);
+  const dim3 grid_dim(force_refusal ? refused_grid_for_testing : static_cast<unsigned>(grid));
+  const cudaLaunchConfig_t config =
+      launch_config(grid_dim, dim3(static_cast<unsigned>(block_threads)), dynamic_smem, stream, &attribute, 1);
+  const cudaError_t status = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (status == cudaErrorCooperativeLaunchTooLarge && cudaPeekAtLastError() == status) {
+    static_cast<void>(cudaGetLastError());
+  }
+  return status;
 }
 
 template <class... Params, class... Args>
 [[nodiscard]] cudaError_t launch_cooperative(void (*kernel)(Params...), int grid, int block_threads,
-                                             cudaStream_t stream, Args... args) {
-  return launch_cooperative_smem(kernel, grid, block_threads, 0, stream, args...);
+                                             cudaStream_t stream, Args&&... args) {
+  return launch_cooperative_smem(kernel, grid, block_threads, 0, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace scanlab::detail

@@ -299,7 +299,7 @@ __global__ void __launch_bounds__(Policy::threads)
 // The whole grid: each block reduces its share to partials[blockIdx.x]. Launched
 // cooperatively (cooperative == true), the grid then waits at a grid-wide barrier and
 // block 0 reduces the partials into *out: one launch in all. Without cooperative
-// launch support, it stops after the partials and reduce_partials_kernel follows.
+// launch (unsupported or refused), it stops after the partials and reduce_partials_kernel follows.
 template <class Policy, class InputIt, class OutputIt, class T, class Op, class Tf>
 __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     reduce_grid_kernel(InputIt in, std::int64_t n, std::int64_t units_per_block, T* partials, OutputIt out, T init,

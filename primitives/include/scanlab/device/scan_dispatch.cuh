@@ -81,19 +81,19 @@ template <class Policy, class InputIt, class OutputIt, class T, class Op>
   if constexpr (std::is_pointer_v<InputIt>) params.vector_load = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
   if constexpr (std::is_pointer_v<OutputIt>) params.vector_store = reinterpret_cast<std::uintptr_t>(d_out) % 16 == 0;
 
-  const auto kernel = scan_tiles_kernel<Policy, InputIt, OutputIt, T, Op>;
-  const dim3 grid_dim(static_cast<unsigned>(grid));
-  const dim3 block_dim(Policy::block_threads);
+  constexpr auto kernel = scan_tiles_kernel<Policy, InputIt, OutputIt, T, Op>;
   if (mode == scan_mode::cooperative) {
     // Only this mode parks tiles in (dynamic) shared memory; the others launch without it.
-    return detail::launch_cooperative_smem(kernel, static_cast<int>(grid), Policy::block_threads,
-                                           scan_agent<Policy, InputIt, OutputIt, T, Op>::parked_bytes, stream,
-                                           params);
+    const cudaError_t status = detail::launch_cooperative_smem(
+        kernel, static_cast<int>(grid), Policy::block_threads,
+        scan_agent<Policy, InputIt, OutputIt, T, Op>::parked_bytes, stream, params);
+    if (status != cudaErrorCooperativeLaunchTooLarge) return status;
+    // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
+    mode = scan_mode::tickets;
+    params.mode = mode;
   }
   if (mode == scan_mode::tickets) SCANLAB_TRY(state.reset(stream));
-  kernel<<<grid_dim, block_dim, 0, stream>>>(params);
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params);
 }
 
 }  // namespace scanlab::scan_detail

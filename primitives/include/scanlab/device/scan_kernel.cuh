@@ -27,7 +27,7 @@
 //                 after the block has scanned its next tile and published that aggregate
 //                 (see run_cooperative). One launch, no initialisation kernel. With
 //                 Prefetch, the next tile's loads are in flight during all of this.
-//   tickets       fallback where cooperative launch is unavailable: tile states reset by a
+//   tickets       where cooperative launch is unavailable or refused: tile states reset by a
 //                 memset before the launch, tiles claimed in order from an atomic counter.
 #pragma once
 

@@ -34,6 +34,7 @@
 // ladder::reduce(rung, ...) dispatches on a runtime rung; rung_names lists them in order.
 #pragma once
 
+#include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/shuffle.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/error.hpp>
@@ -534,13 +535,9 @@ constexpr std::int64_t pass_blocks(const pass_shape& shape, unsigned block_threa
 template <unsigned TreeSize, class T, class Op>
 cudaError_t launch_unrolled(rung r, unsigned grid, unsigned block, std::size_t shared, cudaStream_t stream,
                             const T* in, T* out, std::int64_t n, const T& identity, Op op) {
-  if (r == rung::complete_unroll) {
-    reduce_complete_unroll_kernel<TreeSize><<<grid, block, shared, stream>>>(in, out, n, identity, op);
-  } else {
-    reduce_coarsened_kernel<TreeSize><<<grid, block, shared, stream>>>(in, out, n, identity, op);
-  }
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  const auto kernel = r == rung::complete_unroll ? reduce_complete_unroll_kernel<TreeSize, T, Op>
+                                                  : reduce_coarsened_kernel<TreeSize, T, Op>;
+  return scanlab::detail::launch(kernel, grid, block, shared, stream, in, out, n, identity, op);
 }
 
 // One pass: `grid` blocks of rung r over in[0, n), one value per block to out.
@@ -548,24 +545,20 @@ template <class T, class Op>
 cudaError_t launch_pass(rung r, unsigned grid, unsigned block, const pass_shape& shape, cudaStream_t stream,
                         const T* in, T* out, std::int64_t n, const T& identity, Op op) {
   const std::size_t shared = std::size_t{shape.tree_size} * sizeof(T);
+  // The rungs before the unrolled ones take the tree size as an argument.
+  const auto tree_rung = [&](void (*kernel)(const T*, T*, std::int64_t, T, Op, unsigned)) {
+    return scanlab::detail::launch(kernel, grid, block, shared, stream, in, out, n, identity, op, shape.tree_size);
+  };
+  // The warp-based rungs need none.
+  const auto warp_rung = [&](void (*kernel)(const T*, T*, std::int64_t, T, Op)) {
+    return scanlab::detail::launch(kernel, grid, block, shared, stream, in, out, n, identity, op);
+  };
   switch (r) {
-    case rung::interleaved_divergent:
-      reduce_interleaved_divergent_kernel<<<grid, block, shared, stream>>>(in, out, n, identity, op, shape.tree_size);
-      break;
-    case rung::interleaved_strided:
-      reduce_interleaved_strided_kernel<<<grid, block, shared, stream>>>(in, out, n, identity, op, shape.tree_size);
-      break;
-    case rung::sequential_addressing:
-      reduce_sequential_addressing_kernel<<<grid, block, shared, stream>>>(in, out, n, identity, op,
-                                                                           shape.tree_size);
-      break;
-    case rung::first_add_during_load:
-      reduce_first_add_during_load_kernel<<<grid, block, shared, stream>>>(in, out, n, identity, op,
-                                                                           shape.tree_size);
-      break;
-    case rung::unrolled_last_warp:
-      reduce_unrolled_last_warp_kernel<<<grid, block, shared, stream>>>(in, out, n, identity, op, shape.tree_size);
-      break;
+    case rung::interleaved_divergent: return tree_rung(reduce_interleaved_divergent_kernel<T, Op>);
+    case rung::interleaved_strided: return tree_rung(reduce_interleaved_strided_kernel<T, Op>);
+    case rung::sequential_addressing: return tree_rung(reduce_sequential_addressing_kernel<T, Op>);
+    case rung::first_add_during_load: return tree_rung(reduce_first_add_during_load_kernel<T, Op>);
+    case rung::unrolled_last_warp: return tree_rung(reduce_unrolled_last_warp_kernel<T, Op>);
     case rung::complete_unroll:
     case rung::coarsened:
       switch (shape.tree_size) {
@@ -576,17 +569,12 @@ cudaError_t launch_pass(rung r, unsigned grid, unsigned block, const pass_shape&
         case 1024: return launch_unrolled<1024>(r, grid, block, shared, stream, in, out, n, identity, op);
         default: return cudaErrorInvalidValue;
       }
-    case rung::warp_shuffle:
-      reduce_warp_shuffle_kernel<<<grid, block, shared, stream>>>(in, out, n, identity, op);
-      break;
-    case rung::cooperative_groups:
-      reduce_cooperative_groups_kernel<<<grid, block, shared, stream>>>(in, out, n, identity, op);
-      break;
+    case rung::warp_shuffle: return warp_rung(reduce_warp_shuffle_kernel<T, Op>);
+    case rung::cooperative_groups: return warp_rung(reduce_cooperative_groups_kernel<T, Op>);
     case rung::warp_shuffle_atomic:
       return cudaErrorInvalidValue;  // not a pass-based rung
   }
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  return cudaErrorInvalidValue;
 }
 
 inline cudaError_t resident_wave(unsigned block_threads, std::int64_t& wave) {
@@ -612,12 +600,9 @@ cudaError_t run_atomic(const T* d_in, T* d_out, std::int64_t n, T identity, Op o
     SCANLAB_TRY(resident_wave(block, wave));
     const pass_shape shape = shape_of(rung::warp_shuffle_atomic, block);
     const auto grid = static_cast<unsigned>(pass_blocks(shape, block, n, wave));
-    fill_one_kernel<<<1, 1, 0, stream>>>(d_out, identity);
-    SCANLAB_TRY_LAUNCH();
-    reduce_warp_shuffle_atomic_kernel<<<grid, block, std::size_t{shape.tree_size} * sizeof(T), stream>>>(
-        d_in, d_out, n, identity, op);
-    SCANLAB_TRY_LAUNCH();
-    return cudaSuccess;
+    SCANLAB_TRY(scanlab::detail::launch(fill_one_kernel<T>, 1, 1, 0, stream, d_out, identity));
+    return scanlab::detail::launch(reduce_warp_shuffle_atomic_kernel<T, Op>, grid, block,
+                                   std::size_t{shape.tree_size} * sizeof(T), stream, d_in, d_out, n, identity, op);
   }
 }
 

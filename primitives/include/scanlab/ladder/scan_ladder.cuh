@@ -22,6 +22,7 @@
 // Every launch is checked and every status returned; nothing throws.
 #pragma once
 
+#include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/shuffle.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/device/tile_state.cuh>
@@ -540,31 +541,17 @@ cudaError_t launch_local(scan_variant variant, const T* in, T* out, std::int64_t
                          T* block_sums, Op op, int block_threads, cudaStream_t stream) {
   const std::size_t smem = shared_bytes<T>(variant, block_threads);
   const unsigned grid = blocks_for(count, section_items(variant, block_threads));
+  void (*kernel)(const T*, T*, std::int64_t, bool, T, T*, Op) = coarsened_scan_kernel<T, Op>;
   switch (variant) {
-    case scan_variant::kogge_stone:
-      SCANLAB_TRY(allow_shared_bytes(kogge_stone_scan_kernel<T, Op>, smem));
-      kogge_stone_scan_kernel<<<grid, block_threads, smem, stream>>>(in, out, count, exclusive, seed, block_sums, op);
-      break;
-    case scan_variant::kogge_stone_double_buffer:
-      SCANLAB_TRY(allow_shared_bytes(kogge_stone_double_buffer_scan_kernel<T, Op>, smem));
-      kogge_stone_double_buffer_scan_kernel<<<grid, block_threads, smem, stream>>>(in, out, count, exclusive, seed,
-                                                                                    block_sums, op);
-      break;
-    case scan_variant::brent_kung:
-      SCANLAB_TRY(allow_shared_bytes(brent_kung_scan_kernel<T, Op>, smem));
-      brent_kung_scan_kernel<<<grid, block_threads, smem, stream>>>(in, out, count, exclusive, seed, block_sums, op);
-      break;
-    case scan_variant::warp_shuffle:
-      SCANLAB_TRY(allow_shared_bytes(warp_shuffle_scan_kernel<T, Op>, smem));
-      warp_shuffle_scan_kernel<<<grid, block_threads, smem, stream>>>(in, out, count, exclusive, seed, block_sums, op);
-      break;
-    default:
-      SCANLAB_TRY(allow_shared_bytes(coarsened_scan_kernel<T, Op>, smem));
-      coarsened_scan_kernel<<<grid, block_threads, smem, stream>>>(in, out, count, exclusive, seed, block_sums, op);
-      break;
+    case scan_variant::kogge_stone: kernel = kogge_stone_scan_kernel<T, Op>; break;
+    case scan_variant::kogge_stone_double_buffer: kernel = kogge_stone_double_buffer_scan_kernel<T, Op>; break;
+    case scan_variant::brent_kung: kernel = brent_kung_scan_kernel<T, Op>; break;
+    case scan_variant::warp_shuffle: kernel = warp_shuffle_scan_kernel<T, Op>; break;
+    default: break;
   }
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  SCANLAB_TRY(allow_shared_bytes(kernel, smem));
+  return scanlab::detail::launch(kernel, grid, block_threads, smem, stream, in, out, count, exclusive, seed,
+                                 block_sums, op);
 }
 
 template <class T, class Op>
@@ -574,9 +561,8 @@ cudaError_t launch_add_back(T* out, std::int64_t count, std::int64_t section, co
   constexpr int threads = 256;
   const std::int64_t wanted = detail::ceil_div<std::int64_t>(count - section, threads * 4);
   const unsigned grid = static_cast<unsigned>(wanted < 65536 ? wanted : 65536);
-  add_block_prefix_kernel<<<grid, threads, 0, stream>>>(out, count, section, prefixes, op);
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  return scanlab::detail::launch(add_block_prefix_kernel<T, Op>, grid, threads, 0, stream, out, count, section,
+                                 prefixes, op);
 }
 
 // The hierarchical scheme, from level `level` of the plan: local scans (block sums into
@@ -655,25 +641,21 @@ template <class T, class Op>
 
   switch (variant) {
     case scan_variant::naive:
-      naive_scan_kernel<<<ladder_detail::blocks_for(n, block_threads), block_threads, 0, stream>>>(
-          d_in, d_out, n, exclusive, init, op);
-      SCANLAB_TRY_LAUNCH();
-      return cudaSuccess;
+      return scanlab::detail::launch(naive_scan_kernel<T, Op>, ladder_detail::blocks_for(n, block_threads),
+                                     block_threads, 0, stream, d_in, d_out, n, exclusive, init, op);
     case scan_variant::reduce_then_scan: {
       const std::size_t smem = ladder_detail::shared_bytes<T>(variant, block_threads);
       T* totals = reinterpret_cast<T*>(temp + first_offset);
       SCANLAB_TRY(ladder_detail::allow_shared_bytes(tile_reduce_kernel<T, Op>, smem));
       SCANLAB_TRY(ladder_detail::allow_shared_bytes(tile_rescan_kernel<T, Op>, smem));
-      tile_reduce_kernel<<<static_cast<unsigned>(tiles), block_threads, smem, stream>>>(d_in, n, totals, op);
-      SCANLAB_TRY_LAUNCH();
+      SCANLAB_TRY(scanlab::detail::launch(tile_reduce_kernel<T, Op>, static_cast<unsigned>(tiles), block_threads, smem,
+                                          stream, d_in, n, totals, op));
       // Exclusive scan of the tile totals: tile b's prefix (seeded with init, or the identity).
       const T seed = exclusive ? init : ladder_detail::identity_of<T, Op>();
       SCANLAB_TRY(ladder_detail::scan_hierarchical(scan_variant::scan_then_propagate, totals, totals, tiles, true,
                                                    seed, temp, plan, 0, op, block_threads, stream));
-      tile_rescan_kernel<<<static_cast<unsigned>(tiles), block_threads, smem, stream>>>(d_in, d_out, n, exclusive,
-                                                                                        totals, op);
-      SCANLAB_TRY_LAUNCH();
-      return cudaSuccess;
+      return scanlab::detail::launch(tile_rescan_kernel<T, Op>, static_cast<unsigned>(tiles), block_threads, smem,
+                                     stream, d_in, d_out, n, exclusive, totals, op);
     }
     case scan_variant::chained: {
       const std::size_t smem = ladder_detail::shared_bytes<T>(variant, block_threads);
@@ -682,10 +664,8 @@ template <class T, class Op>
       unsigned char* prefixes = temp + second_offset;
       SCANLAB_TRY(cudaMemsetAsync(temp, 0, 128 + static_cast<std::size_t>(tiles) * sizeof(std::uint32_t), stream));
       SCANLAB_TRY(ladder_detail::allow_shared_bytes(chained_scan_kernel<T, Op>, smem));
-      chained_scan_kernel<<<static_cast<unsigned>(tiles), block_threads, smem, stream>>>(
-          d_in, d_out, n, exclusive, init, counter, flags, prefixes, op);
-      SCANLAB_TRY_LAUNCH();
-      return cudaSuccess;
+      return scanlab::detail::launch(chained_scan_kernel<T, Op>, static_cast<unsigned>(tiles), block_threads, smem,
+                                     stream, d_in, d_out, n, exclusive, init, counter, flags, prefixes, op);
     }
     default: {
       const T seed = exclusive ? init : ladder_detail::identity_of<T, Op>();
