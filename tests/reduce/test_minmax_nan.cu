@@ -246,6 +246,27 @@ TYPED_TEST(minmax_nan, ReduceNanFirstOfLargeInput) {
               "without the NaN");
 }
 
+// The two-launch path a refused cooperative grid falls back to (detail/launch.cuh's hook
+// makes the runtime refuse it; the name keeps this out of sanitizer runs, which count the
+// refused call as an API error).
+TYPED_TEST(minmax_nan, ReduceCooperativeRefusedDeliberateApiError) {
+  using T = TypeParam;
+  const std::int64_t n = (std::int64_t{1} << 20) + 5;
+  const auto base = base_data<T>(n, test_seed() + 34);
+  struct refusal {
+    refusal() { scanlab::detail::cooperative_refusal_for_testing = true; }
+    ~refusal() { scanlab::detail::cooperative_refusal_for_testing = false; }
+  } forced;
+  for (const placement& p : placements<T>(n)) {
+    const auto host = with_nans(base, p);
+    device_buffer<T> d_in{std::span<const T>(host)};
+    expect_same(run_reduce(d_in.data(), n, identity_of<T>(which::min), scanlab::minimum{}),
+                reference<T>(host, which::min), "refused, min, NaN " + p.name);
+    expect_same(run_reduce(d_in.data(), n, identity_of<T>(which::max), scanlab::maximum{}),
+                reference<T>(host, which::max), "refused, max, NaN " + p.name);
+  }
+}
+
 // One block per segment: segments holding NaNs at their ends, in the middle, none; empty
 // segments get init.
 TYPED_TEST(minmax_nan, SegmentedReduce) {
