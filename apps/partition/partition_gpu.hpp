@@ -54,12 +54,15 @@ struct sort_request {
   bool cpu_bench = false;   // time std::sort too
   int repeat = 20;
   std::int64_t leaf = 0;    // quicksort_options::leaf_items (0: default)
+  std::optional<std::uint64_t> sort_seed;  // quicksort_options::seed (unset: a fresh one per call)
+  int level_budget = -1;    // quicksort_options::level_budget (negative: the default)
+  bool fixed_sampling = false;  // quicksort_options::fixed_sampling (the first versions' sampler)
   std::string dataset;
 };
 
 struct sort_report {
   io::host_array keys;                  // sorted
-  std::optional<io::host_array> indices;  // with pairs: uint32 original positions
+  std::optional<io::host_array> indices;  // with pairs: the int64 original positions (the argsort)
   std::vector<check> checks;
   std::vector<bench::result> rows;
   double memcpy_gbps = 0;

@@ -21,6 +21,7 @@
 #include <numeric>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace scanlab::partition_app {
@@ -68,84 +69,100 @@ bool same_bits_multiset(std::span<const T> a, std::span<const T> b) {
 
 }  // namespace sort_detail
 
-template <class T>
-sort_report run_quicksort(const io::host_array& data, const sort_request& request) {
+// The sort with positions of type I as values (with request.pairs): uint32 while every
+// position fits (n <= 2^32: four-byte values, the larger leaves), else int64. CUB and thrust
+// are compared with the uint32 form only (past 2^32 pairs a sort needs more than 80 GB anyway;
+// instantiating them for int64 would double the build of these files).
+template <class T, class I>
+sort_report run_quicksort_with(const io::host_array& data, const sort_request& request) {
+  constexpr bool compare_others = std::is_same_v<I, std::uint32_t>;
   const std::span<const T> h_in = data.as<T>();
   const std::int64_t n = data.size();
   const std::int64_t alloc = std::max<std::int64_t>(n, 1);
-  const scanlab::quicksort_options options{.leaf_items = request.leaf, .bitonic_leaves = false};
+  scanlab::quicksort_options options{.leaf_items = request.leaf, .bitonic_leaves = false};
+  options.seed = request.sort_seed;
+  options.level_budget = request.level_budget;
+  options.fixed_sampling = request.fixed_sampling;
 
   device_buffer<T> d_in(h_in);
   device_buffer<T> d_out(alloc);
-  device_buffer<std::uint32_t> d_index;
-  device_buffer<std::uint32_t> d_index_out;
+  device_buffer<I> d_index;
+  device_buffer<I> d_index_out;
   if (request.pairs) {
-    std::vector<std::uint32_t> index(static_cast<std::size_t>(n));
-    std::iota(index.begin(), index.end(), 0u);
-    d_index = device_buffer<std::uint32_t>(std::span<const std::uint32_t>(index));
-    d_index_out = device_buffer<std::uint32_t>(alloc);
+    std::vector<I> index(static_cast<std::size_t>(n));
+    std::iota(index.begin(), index.end(), I{0});
+    d_index = device_buffer<I>(std::span<const I>(index));
+    d_index_out = device_buffer<I>(alloc);
   }
-  const bool others = request.validate || request.bench;
+  const bool others = compare_others && (request.validate || request.bench);
   device_buffer<T> d_cub_out(others ? alloc : 1);
-  device_buffer<std::uint32_t> d_cub_index_out(others && request.pairs ? alloc : 1);
-  device_buffer<T> d_thrust(request.bench ? alloc : 1);
-  device_buffer<std::uint32_t> d_thrust_index(request.bench && request.pairs ? alloc : 1);
+  device_buffer<I> d_cub_index_out(others && request.pairs ? alloc : 1);
+  device_buffer<T> d_thrust(others && request.bench ? alloc : 1);
+  device_buffer<I> d_thrust_index(others && request.bench && request.pairs ? alloc : 1);
 
   std::size_t most = 1, bytes = 0;
   if (request.pairs) {
     SCANLAB_CHECK(scanlab::quicksort_pairs(nullptr, bytes, static_cast<const T*>(d_in.data()), d_out.data(),
-                                           static_cast<const std::uint32_t*>(d_index.data()), d_index_out.data(), n,
-                                           nullptr, scanlab::nan_last_less{}, options));
+                                           static_cast<const I*>(d_index.data()), d_index_out.data(), n, nullptr,
+                                           scanlab::nan_last_less{}, options));
   } else {
     SCANLAB_CHECK(scanlab::quicksort(nullptr, bytes, static_cast<const T*>(d_in.data()), d_out.data(), n, nullptr,
                                      scanlab::nan_last_less{}, options));
   }
   most = std::max(most, bytes);
-  if (others) {
-    if (request.pairs) {
-      SCANLAB_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, d_in.data(), d_cub_out.data(), d_index.data(),
-                                                    d_cub_index_out.data(), n));
-    } else {
-      SCANLAB_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, d_in.data(), d_cub_out.data(), n));
+  if constexpr (compare_others) {
+    if (others) {
+      if (request.pairs) {
+        SCANLAB_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, d_in.data(), d_cub_out.data(), d_index.data(),
+                                                      d_cub_index_out.data(), n));
+      } else {
+        SCANLAB_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, d_in.data(), d_cub_out.data(), n));
+      }
+      most = std::max(most, bytes);
     }
-    most = std::max(most, bytes);
   }
   device_buffer<unsigned char> d_temp(static_cast<std::int64_t>(most));
   std::size_t temp_bytes = most;
 
-  const auto ours = [&](cudaStream_t s) {
+  const auto sort_with = [&](cudaStream_t s, const scanlab::quicksort_options& o) {
     if (request.pairs) {
       SCANLAB_CHECK(scanlab::quicksort_pairs(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()),
-                                             d_out.data(), static_cast<const std::uint32_t*>(d_index.data()),
-                                             d_index_out.data(), n, s, scanlab::nan_last_less{}, options));
+                                             d_out.data(), static_cast<const I*>(d_index.data()), d_index_out.data(),
+                                             n, s, scanlab::nan_last_less{}, o));
     } else {
       SCANLAB_CHECK(scanlab::quicksort(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()), d_out.data(), n,
-                                       s, scanlab::nan_last_less{}, options));
+                                       s, scanlab::nan_last_less{}, o));
     }
   };
-  const auto cub_sort = [&](cudaStream_t s) {
-    if (request.pairs) {
-      SCANLAB_CHECK(cub::DeviceRadixSort::SortPairs(d_temp.data(), temp_bytes, d_in.data(), d_cub_out.data(),
-                                                    d_index.data(), d_cub_index_out.data(), n, 0,
-                                                    static_cast<int>(sizeof(T) * 8), s));
-    } else {
-      SCANLAB_CHECK(cub::DeviceRadixSort::SortKeys(d_temp.data(), temp_bytes, d_in.data(), d_cub_out.data(), n, 0,
-                                                   static_cast<int>(sizeof(T) * 8), s));
+  const auto ours = [&](cudaStream_t s) { sort_with(s, options); };
+  [[maybe_unused]] const auto cub_sort = [&](cudaStream_t s) {
+    if constexpr (compare_others) {
+      if (request.pairs) {
+        SCANLAB_CHECK(cub::DeviceRadixSort::SortPairs(d_temp.data(), temp_bytes, d_in.data(), d_cub_out.data(),
+                                                      d_index.data(), d_cub_index_out.data(), n, 0,
+                                                      static_cast<int>(sizeof(T) * 8), s));
+      } else {
+        SCANLAB_CHECK(cub::DeviceRadixSort::SortKeys(d_temp.data(), temp_bytes, d_in.data(), d_cub_out.data(), n, 0,
+                                                     static_cast<int>(sizeof(T) * 8), s));
+      }
     }
   };
   // thrust::sort sorts in place: each run copies the input first (timed with it; the copy
   // is about 4% of a sort's traffic, stated in the row's name).
-  const auto thrust_sort = [&](cudaStream_t s) {
-    if (n == 0) return;
-    SCANLAB_CHECK(cudaMemcpyAsync(d_thrust.data(), d_in.data(), d_in.bytes(), cudaMemcpyDeviceToDevice, s));
-    const thrust::device_ptr<T> first(d_thrust.data());
-    if (request.pairs) {
-      SCANLAB_CHECK(cudaMemcpyAsync(d_thrust_index.data(), d_index.data(), d_index.bytes(), cudaMemcpyDeviceToDevice, s));
-      thrust::sort_by_key(thrust::cuda::par.on(s), first, first + n, thrust::device_ptr<std::uint32_t>(d_thrust_index.data()));
-    } else {
-      thrust::sort(thrust::cuda::par.on(s), first, first + n);
+  [[maybe_unused]] const auto thrust_sort = [&](cudaStream_t s) {
+    if constexpr (compare_others) {
+      if (n == 0) return;
+      SCANLAB_CHECK(cudaMemcpyAsync(d_thrust.data(), d_in.data(), d_in.bytes(), cudaMemcpyDeviceToDevice, s));
+      const thrust::device_ptr<T> first(d_thrust.data());
+      if (request.pairs) {
+        SCANLAB_CHECK(
+            cudaMemcpyAsync(d_thrust_index.data(), d_index.data(), d_index.bytes(), cudaMemcpyDeviceToDevice, s));
+        thrust::sort_by_key(thrust::cuda::par.on(s), first, first + n, thrust::device_ptr<I>(d_thrust_index.data()));
+      } else {
+        thrust::sort(thrust::cuda::par.on(s), first, first + n);
+      }
+      SCANLAB_CHECK(cudaGetLastError());
     }
-    SCANLAB_CHECK(cudaGetLastError());
   };
 
   sort_report report;
@@ -154,12 +171,15 @@ sort_report run_quicksort(const io::host_array& data, const sort_request& reques
   const std::vector<T> sorted = d_out.to_host();
   report.keys = io::host_array(data.type(), {n});
   if (n > 0) std::memcpy(report.keys.data(), sorted.data(), static_cast<std::size_t>(n) * sizeof(T));
-  std::vector<std::uint32_t> index_out;
+  std::vector<I> index_out;
   if (request.pairs) {
     index_out = d_index_out.to_host();
     index_out.resize(static_cast<std::size_t>(n));
-    report.indices = io::host_array(io::dtype::u32, {n});
-    if (n > 0) std::memcpy(report.indices->data(), index_out.data(), static_cast<std::size_t>(n) * 4);
+    // The argsort as int64 whatever the device used: positions past 2^32 need it, and it is
+    // what numpy.argsort gives.
+    report.indices = io::host_array(io::dtype::i64, {n});
+    const std::span<std::int64_t> positions = report.indices->as<std::int64_t>();
+    for (std::size_t i = 0; i < index_out.size(); ++i) positions[i] = static_cast<std::int64_t>(index_out[i]);
   }
   const std::span<const T> got(sorted.data(), static_cast<std::size_t>(n));
 
@@ -178,33 +198,35 @@ sort_report run_quicksort(const io::host_array& data, const sort_request& reques
       bool ok = true;
       std::vector<char> seen(static_cast<std::size_t>(n), 0);
       for (std::int64_t i = 0; ok && i < n; ++i) {
-        const std::uint32_t j = index_out[static_cast<std::size_t>(i)];
+        const auto j = static_cast<std::uint64_t>(index_out[static_cast<std::size_t>(i)]);
         ok = j < static_cast<std::uint64_t>(n) && !seen[j] &&
              std::memcmp(&h_in[j], &sorted[static_cast<std::size_t>(i)], sizeof(T)) == 0;
         if (ok) seen[j] = 1;
       }
       report.checks.push_back({"pairs", ok, "values are a permutation and each travelled with its key"});
     }
-    cub_sort(nullptr);
-    SCANLAB_CHECK(cudaDeviceSynchronize());
-    const std::vector<T> theirs = d_cub_out.to_host();
-    const std::int64_t bad_cub =
-        sort_detail::mismatches<T>(got, std::span<const T>(theirs.data(), static_cast<std::size_t>(n)), first);
-    report.checks.push_back({"CUB DeviceRadixSort", bad_cub == 0,
-                             bad_cub == 0 ? "same order (equivalent keys at every position)"
-                                          : std::to_string(bad_cub) + " positions differ, first at " +
-                                                std::to_string(first) + " (CUB puts NaNs with the sign bit first)"});
+    if constexpr (compare_others) {
+      cub_sort(nullptr);
+      SCANLAB_CHECK(cudaDeviceSynchronize());
+      const std::vector<T> theirs = d_cub_out.to_host();
+      const std::int64_t bad_cub =
+          sort_detail::mismatches<T>(got, std::span<const T>(theirs.data(), static_cast<std::size_t>(n)), first);
+      report.checks.push_back({"CUB DeviceRadixSort", bad_cub == 0,
+                               bad_cub == 0 ? "same order (equivalent keys at every position)"
+                                            : std::to_string(bad_cub) + " positions differ, first at " +
+                                                  std::to_string(first) + " (CUB puts NaNs with the sign bit first)"});
+    }
   }
 
   if (request.bench) {
     bench::harness harness({.warmup = 2, .repeat = request.repeat});
     report.memcpy_gbps = harness.memcpy_gbps();
-    const double item = static_cast<double>(sizeof(T)) + (request.pairs ? 4.0 : 0.0);
+    const double item = static_cast<double>(sizeof(T)) + (request.pairs ? static_cast<double>(sizeof(I)) : 0.0);
     const auto row = [&](const std::string& variant, const bench::timing& t, std::optional<double> baseline) {
       bench::result r;
       r.suite = request.pairs ? "sort pairs" : "sort";
       r.variant = variant;
-      r.type = std::string(io::name(data.type())) + (request.pairs ? " + u32" : "");
+      r.type = std::string(io::name(data.type())) + (request.pairs ? (compare_others ? " + u32" : " + i64") : "");
       r.dataset = request.dataset;
       r.n = n;
       r.bytes = 2.0 * item * static_cast<double>(n);  // one read and one write: the least a sort moves
@@ -212,34 +234,36 @@ sort_report run_quicksort(const io::host_array& data, const sort_request& reques
       r.baseline_ms = baseline;
       return r;
     };
-    const bench::timing cub_t = harness.time(cub_sort);
-    report.rows.push_back(row("scanlab quicksort", harness.time(ours), cub_t.median_ms));
+    std::optional<double> cub_ms;
+    bench::timing cub_t{};
+    if constexpr (compare_others) {
+      cub_t = harness.time(cub_sort);
+      cub_ms = cub_t.median_ms;
+    }
+    report.rows.push_back(row("scanlab quicksort", harness.time(ours), cub_ms));
     if constexpr (std::is_same_v<T, std::uint32_t>) {
-      // The leaf sort the merge sort replaced (bitonic network), keys only, for comparison.
+      // The leaf sort the merge sort replaced (bitonic network), and the sort the level budget
+      // falls back to (here for the whole input: budget 0), keys only, for comparison.
       if (!request.pairs) {
         scanlab::quicksort_options bitonic = options;
         bitonic.bitonic_leaves = true;
-        report.rows.push_back(row("scanlab quicksort (bitonic leaves)", harness.time([&](cudaStream_t s) {
-          SCANLAB_CHECK(scanlab::quicksort(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()), d_out.data(),
-                                           n, s, scanlab::nan_last_less{}, bitonic));
-        }), cub_t.median_ms));
+        report.rows.push_back(
+            row("scanlab quicksort (bitonic leaves)", harness.time([&](cudaStream_t s) { sort_with(s, bitonic); }),
+                cub_ms));
+        scanlab::quicksort_options merge_only = options;
+        merge_only.level_budget = 0;
+        report.rows.push_back(row("scanlab quicksort, level budget 0 (all merge sort)",
+                                  harness.time([&](cudaStream_t s) { sort_with(s, merge_only); }), cub_ms));
       }
     }
-    report.rows.push_back(row("cub DeviceRadixSort", cub_t, std::nullopt));
+    if constexpr (compare_others) report.rows.push_back(row("cub DeviceRadixSort", cub_t, std::nullopt));
     {
       // Where one sort's time goes (each step synchronised, so the parts add up to a little
       // more than the timed sort); one run, reported as rows without a ratio.
       scanlab::quicksort_profile profile;
       scanlab::quicksort_options profiled = options;
       profiled.profile = &profile;
-      if (request.pairs) {
-        SCANLAB_CHECK(scanlab::quicksort_pairs(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()),
-                                               d_out.data(), static_cast<const std::uint32_t*>(d_index.data()),
-                                               d_index_out.data(), n, nullptr, scanlab::nan_last_less{}, profiled));
-      } else {
-        SCANLAB_CHECK(scanlab::quicksort(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()), d_out.data(), n,
-                                         nullptr, scanlab::nan_last_less{}, profiled));
-      }
+      sort_with(nullptr, profiled);
       const auto part = [&](const std::string& what, double ms) {
         report.rows.push_back(row("  quicksort part: " + what, {ms, ms, ms, 1}, std::nullopt));
       };
@@ -247,17 +271,30 @@ sort_report run_quicksort(const io::host_array& data, const sort_request& reques
       part("planning the next level", profile.plan_ms);
       part("equal runs to the output", profile.copy_ms);
       part(std::to_string(profile.leaves) + " leaves sorted", profile.leaves_ms);
+      if (profile.fallback_segments > 0) {
+        part("merge sort past the level budget: " + std::to_string(profile.fallback_segments) + " segments, " +
+                 std::to_string(profile.fallback_keys) + " keys, " + std::to_string(profile.merge_passes) + " passes",
+             profile.fallback_ms);
+      }
     }
-    report.rows.push_back(row("thrust::sort (+ input copy)", harness.time(thrust_sort), cub_t.median_ms));
+    if constexpr (compare_others) {
+      report.rows.push_back(row("thrust::sort (+ input copy)", harness.time(thrust_sort), cub_ms));
+    }
     if (request.cpu_bench && !request.pairs) {
       std::vector<T> work(h_in.begin(), h_in.end());
       const auto start = std::chrono::steady_clock::now();
       std::sort(work.begin(), work.end(), sort_detail::less<T>);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      report.rows.push_back(row("std::sort (CPU, 1 thread, 1 run)", {ms, ms, ms, 1}, cub_t.median_ms));
+      report.rows.push_back(row("std::sort (CPU, 1 thread, 1 run)", {ms, ms, ms, 1}, cub_ms));
     }
   }
   return report;
+}
+
+template <class T>
+sort_report run_quicksort(const io::host_array& data, const sort_request& request) {
+  if (request.pairs && data.size() > (std::int64_t{1} << 32)) return run_quicksort_with<T, std::int64_t>(data, request);
+  return run_quicksort_with<T, std::uint32_t>(data, request);
 }
 
 }  // namespace scanlab::partition_app

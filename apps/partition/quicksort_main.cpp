@@ -4,10 +4,13 @@
 //
 //   scanlab-quicksort                                2^24 uniform uint32
 //   scanlab-quicksort -i keys.npy -o sorted.npy
-//   scanlab-quicksort --pairs --indices order.npy    also the permutation (argsort)
+//   scanlab-quicksort --pairs --indices order.npy    also the permutation (argsort, int64)
 //   scanlab-quicksort --n 2^28 --generate few-unique --validate --bench
+//   scanlab-quicksort --n 2^20 --adversary --save-input adversary.npy
+//                                                    the input that defeated the fixed sampler
 #include "partition/app_common.hpp"
 #include "partition/partition_gpu.hpp"
+#include "partition/quicksort_adversary.hpp"
 
 #include "common/bench.hpp"
 #include "common/cli.hpp"
@@ -15,15 +18,38 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <iostream>
-#include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace {
 namespace io = scanlab::io;
 namespace pa = scanlab::partition_app;
+
+// The sort's order on the host: NaNs last.
+template <class T>
+bool nan_last_less(const T& a, const T& b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a) || std::isnan(b)) return !std::isnan(a) && std::isnan(b);
+  }
+  return a < b;
+}
+
+// data's keys rearranged as the adversary of the fixed sampler (quicksort_adversary.hpp).
+io::host_array adversary_of(const io::host_array& data) {
+  return pa::visit_supported(data.type(), [&]<class T>() {
+    const std::vector<T> keys = pa::quicksort_adversary::arrange<T>(data.as<T>(), nan_last_less<T>);
+    io::host_array out(data.type(), {data.size()});
+    std::copy(keys.begin(), keys.end(), out.as<T>().begin());
+    return out;
+  });
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -39,15 +65,40 @@ int main(int argc, char** argv) {
   bool cpu = false;
   std::string indices_path;
   std::int64_t leaf = 0;
-  parser.add_flag("--pairs", pairs, "Sort (key, original index) pairs: the values ride along with their keys");
-  parser.add_option("--indices", indices_path, "With --pairs: write the original indices (uint32 .npy), i.e. the argsort");
+  bool adversary = false;
+  std::string save_input_path;
+  std::optional<std::uint64_t> sort_seed;
+  int level_budget = -1;
+  bool fixed_sampling = false;
+  parser.add_flag("--pairs", pairs,
+                  "Sort (key, original index) pairs: the values ride along with their keys (uint32 indices up to "
+                  "2^32 keys, int64 beyond)");
+  parser.add_option("--indices", indices_path, "With --pairs: write the original indices (int64 .npy), i.e. the argsort");
   parser.add_flag("--cpu", cpu, "With --bench: also time std::sort on one CPU thread (slow for large n)");
   parser.add_option("--leaf", leaf, "Segments up to this size are sorted in shared memory (0: the largest that fits)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20))
       ->capture_default_str();
+  parser.add_flag("--adversary", adversary,
+                  "Rearrange the input (generated or read) into the adversary of the fixed sampler of the first "
+                  "versions: the smallest keys where every level samples (n < 2^32; about 0.5 s per 2^20 keys)");
+  parser.add_option("--save-input", save_input_path,
+                    "Write the input that is sorted (after --adversary) to this .npy file, e.g. to replay it with "
+                    "another build");
+  parser.add_option("--sort-seed", sort_seed,
+                    "Sampling seed of the sort (default: a fresh one per call; with a seed, pairs come out the same "
+                    "on every run)");
+  parser.add_option("--level-budget", level_budget,
+                    "Partition levels after which the segments left are merge-sorted (-1: 2 ceil(log32(n / leaf)) + "
+                    "2; 0: merge sort only; a large number: no budget)")
+      ->check(CLI::Range(-1, 1 << 30))
+      ->capture_default_str();
+  parser.add_flag("--fixed-sampling", fixed_sampling,
+                  "Sample positions a fixed function of the segment, as the first versions did (with --adversary "
+                  "and --level-budget 1000000000: the old worst case)");
   parser.footer(
       "Data types: int32, uint32, int64, float32, float64; floats sort with every NaN last.\n"
-      "The sort is not stable; equal keys (-0.0 and +0.0 too) end in an unspecified but fixed order.\n"
+      "The sort is not stable: the values of equal keys (with --pairs) come out in an order that may differ\n"
+      "from run to run (the pivots are sampled with a fresh seed per call) unless --sort-seed is given.\n"
       "Exit codes: 0 success, 1 error (also: a validation failed), 2 bad command line, 3 no usable GPU.");
 
   return app.run(argc, argv, [&] {
@@ -55,10 +106,24 @@ int main(int argc, char** argv) {
     if (!indices_path.empty() && !pairs) throw std::invalid_argument("--indices needs --pairs");
     io::host_array data = app.load_input();
     pa::require_supported(data.type());
-    if (pairs && data.size() > static_cast<std::int64_t>(std::numeric_limits<std::uint32_t>::max())) {
-      throw std::invalid_argument("--pairs takes at most 2^32 - 1 elements (the indices are uint32)");
-    }
     if (data.shape().size() > 1) spdlog::info("input is 2-D: sorting its {} elements in C order", data.size());
+    if (adversary) {
+      if (data.size() >= (std::int64_t{1} << 32)) throw std::invalid_argument("--adversary takes fewer than 2^32 keys");
+      data = adversary_of(data);
+      // The leaf the sort will use: --leaf, else the largest power of two up to 16384 whose keys
+      // (and uint32 indices) fit in 64 KB (quicksort.cuh: leaf_capacity).
+      const std::int64_t item = static_cast<std::int64_t>(io::size_of(data.type())) + (pairs ? 4 : 0);
+      std::int64_t sort_leaf = 1;
+      while (sort_leaf * 2 * item <= 64 * 1024 && sort_leaf < 16384) sort_leaf *= 2;
+      if (leaf > 0 && leaf < sort_leaf) sort_leaf = std::max<std::int64_t>(leaf, 2);
+      spdlog::info("input rearranged as the fixed sampler's adversary: {} partition levels with --fixed-sampling "
+                   "and no level budget",
+                   pa::quicksort_adversary::planned_levels(data.size(), sort_leaf));
+    }
+    if (!save_input_path.empty()) {
+      io::write_dataset(save_input_path, data);
+      spdlog::info("wrote the input to {}", save_input_path);
+    }
 
     app.select_device();
     pa::sort_request request;
@@ -68,7 +133,11 @@ int main(int argc, char** argv) {
     request.cpu_bench = cpu;
     request.repeat = o.repeat;
     request.leaf = leaf;
+    request.sort_seed = sort_seed;
+    request.level_budget = level_budget;
+    request.fixed_sampling = fixed_sampling;
     request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
+    if (adversary) request.dataset += " (adversary)";
     if (o.validate) spdlog::info("validating against std::sort and CUB (the CPU sort takes a while for large n)");
     if (o.bench) spdlog::info("benchmarking against CUB radix sort and thrust::sort ({} runs each)", o.repeat);
     const pa::sort_report report =
@@ -90,7 +159,7 @@ int main(int argc, char** argv) {
     app.write_output(report.keys);
     if (!indices_path.empty() && report.indices) {
       io::write_dataset(indices_path, *report.indices);
-      spdlog::info("wrote {} ({} x uint32)", indices_path, report.indices->size());
+      spdlog::info("wrote {} ({} x int64)", indices_path, report.indices->size());
     }
     app.write_json(json);
     if (!ok) {

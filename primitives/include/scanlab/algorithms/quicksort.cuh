@@ -32,12 +32,33 @@
 // log32(n / leaf size) levels (2^28 four-byte keys: 3), each reading the keys twice and
 // writing them once.
 //
+// The worst case is O(n log n) by construction, as in introsort:
+//   * the sample positions are hashed with a per-call seed, so an input cannot know where
+//     the samples fall. With positions a fixed function of the segment (the first versions),
+//     an input that holds the smallest keys where every level samples made each level
+//     remove only 496 keys: on 2^20 uint32 keys 2082 levels and 160 ms instead of 2 levels
+//     and 0.24 ms (H100; apps/partition/quicksort_adversary.hpp builds such an input).
+//     Sampled this way the 31 pivots are quantiles of a stratified random sample, whatever
+//     the keys' arrangement;
+//   * a level budget: after 2 ceil(log32(n / leaf size)) + 2 partition levels (twice what
+//     a sort takes, plus two) the segments still left, whatever their number and size, are
+//     finished by a merge sort whose cost does not depend on the keys (chunks of the leaf
+//     capacity sorted in shared memory, then passes merging neighbouring runs pairwise:
+//     merge_pass_kernel). A level costs O(keys left) and there are O(log n) of them; the
+//     merge sort is O(s log s) for s keys left. So even an input that knew the seed
+//     (quicksort_options::seed) costs at most about the budget's levels plus one merge sort.
+//
 // Contract:
 //   * Keys: int32, uint32, int64, uint64, float, double (any type with operator< works;
 //     floats are ordered with every NaN after every number: nan_last_less; -0.0 and +0.0
 //     are equivalent and keep no particular order). Values: any trivially copyable type.
-//   * Not stable (the order of equivalent keys, and so of their values, is unspecified), but
-//     deterministic: the same input gives the same output on every run.
+//   * Not stable (the order of equivalent keys, and so of their values, is unspecified).
+//     Keys alone under the default order: the output is the same on every run (equivalent
+//     keys are identical bit patterns; floats are sorted as their ordered bits). Pairs, or a
+//     comparator under which different values are equivalent: the order among equivalent
+//     keys depends on the pivots, so on the sampling seed, and may differ from call to call.
+//     Set quicksort_options::seed for the same output on every run (at the price of positions
+//     that whoever knows the seed can predict; the level budget still bounds the cost).
 //   * In place allowed: d_keys_out == d_keys_in (and d_values_out == d_values_in).
 //   * Two-phase temp storage (as CUB): n keys (+ n values), plus the bucket counts, the plan
 //     entries and the segment and leaf lists: about 0.55 bytes per key for four-byte keys
@@ -58,11 +79,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <new>
+#include <optional>
 #include <type_traits>
+#include <vector>
 
 namespace scanlab {
 
@@ -72,15 +97,29 @@ struct quicksort_profile {
   double plan_ms = 0;    // planning the next level (on the device) and reading its size
   double copy_ms = 0;    // equal buckets to the output
   double leaves_ms = 0;  // leaf sorts (one launch per size class)
-  int levels = 0;
+  double fallback_ms = 0;  // the merge sort of the segments left past the level budget
+  int levels = 0;          // partition levels
   std::int64_t leaves = 0;
+  std::int64_t fallback_segments = 0;  // segments left past the level budget
+  std::int64_t fallback_keys = 0;      // and their keys
+  int merge_passes = 0;                // merge passes the largest of them took
 };
 
-// Test and tuning hooks; users never need them.
+// Reproducibility, test and tuning hooks; users never need them.
 struct quicksort_options {
   std::int64_t leaf_items = 0;  // segments up to this size are sorted by one block (0: the largest that fits)
   bool bitonic_leaves = false;  // sort the leaves with the bitonic network instead of the merge sort
   quicksort_profile* profile = nullptr;  // where the time went (synchronises after each step)
+  // The sampling seed. Unset: a fresh one per call (from a clock, a call counter and
+  // addresses: unknown to whoever chose the keys, though not a cryptographic secret). Set:
+  // the same pivots, so the same output, on every run.
+  std::optional<std::uint64_t> seed{};
+  // Partition levels after which the segments left are merge-sorted; negative: the default,
+  // 2 ceil(log32(n / leaf size)) + 2. 0 merge-sorts the whole input (tests of that path).
+  int level_budget = -1;
+  // Test hook: sample positions a fixed function of the segment (salt 0, the sampler of the
+  // first versions), so that apps/partition/quicksort_adversary.hpp's input defeats it again.
+  bool fixed_sampling = false;
 };
 
 namespace quicksort_detail {
@@ -97,6 +136,39 @@ constexpr int leaf_capacity() {
 inline constexpr int small_leaf = static_cast<int>(leaf_class_bound(0));
 inline constexpr int leaf_threads = 512;
 inline constexpr int small_leaf_threads = 256;
+
+// The merge tile of the fallback merge sort: runs start as chunks of the leaf capacity (a
+// power of two), so a tile of at most that many keys never straddles two pairs of runs.
+template <class K, class V>
+constexpr int merge_tile() {
+  constexpr int capacity = leaf_capacity<K, V>();
+  static_assert(capacity >= 256, "keys and values this large leave the merge tile less than a warp of threads");
+  return capacity < 1024 ? capacity : 1024;
+}
+
+// The default level budget: twice the levels a sort of n keys takes with even splits
+// (ceil(log32(n / leaf))), plus two. Random keys take that many levels, or one more for the
+// few buckets that come out larger than a leaf (2^28 uint32: 3 + 1 of a budget of 8), so the
+// budget is not reached by chance; and it is O(log n), which bounds the levels' cost.
+inline int default_level_budget(std::int64_t n, std::int64_t leaf) {
+  int levels = 0;
+  for (std::int64_t covered = leaf; covered < n; ++levels) {
+    covered = covered > n / (pivot_count + 1) ? n : covered * (pivot_count + 1);
+  }
+  return 2 * levels + 2;
+}
+
+// A fresh sampling seed for each call: a call counter, two clocks and two addresses (the
+// caller's temp storage, and this function's counter: placed by ASLR), mixed. Whoever
+// chooses the keys knows none of them; it is no cryptographic secret.
+inline std::uint64_t fresh_seed(const void* temp) {
+  static std::atomic<std::uint64_t> calls{0};
+  const std::uint64_t call = calls.fetch_add(1, std::memory_order_relaxed);
+  const auto steady = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  const auto wall = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  const std::uint64_t places = reinterpret_cast<std::uintptr_t>(temp) ^ (reinterpret_cast<std::uintptr_t>(&calls) << 17);
+  return mix64(mix64(steady + call * 0x9e3779b97f4a7c15ull) ^ mix64(wall ^ places));
+}
 
 // Sizes of everything the driver keeps in temp storage, for n elements.
 template <class K, class V>
@@ -118,6 +190,9 @@ struct plan_sizes {
   plan_sizes(std::int64_t n, std::int64_t leaf_items) {
     const std::int64_t cap = leaf_capacity<K, V>();
     leaf = leaf_items <= 0 || leaf_items > cap ? cap : (leaf_items < 2 ? 2 : leaf_items);
+    // A level's segments are numbered in 32 bits (the tile -> segment map): a leaf hook that
+    // small for that large an n is raised (sort_direct refuses n where even the capacity is).
+    if (n / (leaf + 1) >= INT32_MAX && leaf < cap) leaf = std::min(cap, n / (INT32_MAX - 1));
     max_segments = n / (leaf + 1) + 1;
     max_tiles = n / tuning::tile_items + max_segments + 1;
     // A level's leaves are buckets between pivots: at most pivot_count + 1 per segment, at
@@ -170,6 +245,8 @@ class driver {
   driver(unsigned char* base, const sizes_t& sizes, const K* keys_in, K* keys_out, const V* values_in, V* values_out,
          std::int64_t n, Comp comp, const quicksort_options& options, cudaStream_t stream)
       : base_(base), sizes_(sizes), n_(n), comp_(comp), bitonic_(options.bitonic_leaves), profile_(options.profile),
+        seed_(options.seed ? *options.seed : fresh_seed(base)), fixed_sampling_(options.fixed_sampling),
+        level_budget_(options.level_budget >= 0 ? options.level_budget : default_level_budget(n, sizes.leaf)),
         stream_(stream) {
     key_buffers_[0] = keys_in;
     key_buffers_[1] = reinterpret_cast<K*>(base + sizes.keys_pingpong);
@@ -215,12 +292,17 @@ class driver {
     SCANLAB_TRY(cudaMemcpyAsync(segments_[0], &whole, sizeof(whole), cudaMemcpyHostToDevice, stream_));
     int current = 0;  // which segment list holds this level's segments
     int source = 0;   // buffer of this level's segments: 0 input, then 1, 2, 1, 2, ...
-    while (num_segments > 0) {
+    for (int depth = 0; num_segments > 0; ++depth) {
       const int target = source == 1 ? 2 : 1;
       if (tiles > sizes_.max_tiles || num_segments > sizes_.max_segments) {
         return cudaErrorInvalidValue;  // cannot happen: the bounds of plan_sizes hold for every level
       }
-      SCANLAB_TRY(level(current, num_segments, tiles, source, target));
+      if (depth >= level_budget_) return merge_remaining(current, num_segments, source);
+      // The level's salt: the seed and the depth mixed (segments of different levels that
+      // start at the same place sample different positions). 0: the fixed sampler (hook).
+      const std::uint64_t salt =
+          fixed_sampling_ ? 0 : mix64(seed_ + static_cast<std::uint64_t>(depth + 1) * 0x9e3779b97f4a7c15ull);
+      SCANLAB_TRY(level(current, num_segments, tiles, source, target, salt));
       SCANLAB_TRY(mark(&quicksort_profile::levels_ms));
       if (profile_ != nullptr) ++profile_->levels;
       plan_entry next{};
@@ -240,13 +322,14 @@ class driver {
 
  private:
   // One level: pivots (and the tile -> segment map), counts, one scan, scatter.
-  [[nodiscard]] cudaError_t level(int current, std::int64_t num_segments, std::int64_t tiles, int source, int target) {
+  [[nodiscard]] cudaError_t level(int current, std::int64_t num_segments, std::int64_t tiles, int source, int target,
+                                  std::uint64_t salt) {
     const level_segment* d_segments = segments_[current];
     auto* d_pivots = reinterpret_cast<K*>(base_ + sizes_.pivots);
     auto* d_tile_segment = reinterpret_cast<std::int32_t*>(base_ + sizes_.tile_segment);
     auto* d_counts = reinterpret_cast<std::int64_t*>(base_ + sizes_.counts);
     choose_pivots_kernel<<<static_cast<unsigned>(num_segments), pivot_samples, 0, stream_>>>(
-        d_segments, key_buffers_[source], d_pivots, d_tile_segment, comp_);
+        d_segments, key_buffers_[source], d_pivots, d_tile_segment, comp_, salt);
     SCANLAB_TRY_LAUNCH();
     level_params<K, V, Comp> params{};
     params.keys_in = key_buffers_[source];
@@ -351,12 +434,128 @@ class driver {
     return cudaSuccess;
   }
 
+  // The segments left when the level budget runs out (this level's list, in buffer
+  // `source`), finished by a merge sort that costs O(s log s) for s keys whatever they are:
+  // chunks of the leaf capacity sorted by the leaf kernel, then merge_pass_kernel passes over
+  // runs of width chunk, 2 chunk, ... The steps are planned on the host from the segment list
+  // (one copy back): this path is for inputs that outlasted the budget, not the common case.
+  // A segment of p passes has its chunks sorted into the output if p is even, else into the
+  // ping-pong buffer, so that its last pass ends in the output; a pass takes only the
+  // segments not yet done, so each segment's keys move ceil(log2(size / chunk)) + 1 times.
+  [[nodiscard]] cudaError_t merge_remaining(int current, std::int64_t num_segments, int source) {
+    try {
+      return merge_remaining_planned(current, num_segments, source);
+    } catch (const std::bad_alloc&) {
+      return cudaErrorMemoryAllocation;  // the host lists (never larger than the level's segments and chunks)
+    }
+  }
+
+  [[nodiscard]] cudaError_t merge_remaining_planned(int current, std::int64_t num_segments, int source) {
+    constexpr std::int64_t chunk = leaf_capacity<K, V>();
+    constexpr int tile = merge_tile<K, V>();
+    static_assert(sizeof(merge_segment) == sizeof(level_segment), "a pass's list reuses a level's segment list");
+    std::vector<level_segment> segments(static_cast<std::size_t>(num_segments));
+    SCANLAB_TRY(cudaMemcpyAsync(segments.data(), segments_[current], segments.size() * sizeof(level_segment),
+                                cudaMemcpyDeviceToHost, stream_));
+    SCANLAB_TRY(cudaStreamSynchronize(stream_));
+    std::vector<int> passes(segments.size());
+    int most = 0;
+    std::int64_t chunks[2] = {};  // of the segments whose passes are even (chunks to the output), odd
+    std::int64_t keys = 0;
+    for (std::size_t s = 0; s < segments.size(); ++s) {
+      int p = 0;
+      while ((chunk << p) < segments[s].size) ++p;
+      passes[s] = p;
+      most = std::max(most, p);
+      chunks[p % 2] += detail::ceil_div<std::int64_t>(segments[s].size, chunk);
+      keys += segments[s].size;
+    }
+    if (chunks[0] + chunks[1] > sizes_.max_leaves) return cudaErrorInvalidValue;  // cannot happen: see plan_sizes
+    std::vector<leaf_desc> leaves(static_cast<std::size_t>(chunks[0] + chunks[1]));
+    std::int64_t at[2] = {0, chunks[0]};
+    for (std::size_t s = 0; s < segments.size(); ++s) {
+      const level_segment& seg = segments[s];
+      for (std::int64_t off = 0; off < seg.size; off += chunk) {
+        leaves[static_cast<std::size_t>(at[passes[s] % 2]++)] = {seg.begin + off, std::min(chunk, seg.size - off),
+                                                                 source, 0};
+      }
+    }
+    auto* d_leaves = reinterpret_cast<leaf_desc*>(base_ + sizes_.leaves);
+    SCANLAB_TRY(cudaMemcpyAsync(d_leaves, leaves.data(), leaves.size() * sizeof(leaf_desc), cudaMemcpyHostToDevice,
+                                stream_));
+    // 1. The chunks: the leaf merge sort, into the output (group 0) or the ping-pong buffer.
+    const auto leaf_kernel = leaf_merge_sort_kernel<K, V, Comp>;
+    const std::size_t smem = leaf_smem_bytes<K, V>(static_cast<int>(chunk));
+    SCANLAB_TRY(cudaFuncSetAttribute(leaf_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    const int leaf_block = static_cast<int>(32 * detail::ceil_div<std::int64_t>(detail::ceil_div<std::int64_t>(chunk, merge_items), 32));
+    K* pingpong = const_cast<K*>(key_buffers_[1]);  // the temp buffer: writable
+    [[maybe_unused]] V* values_pingpong = nullptr;
+    leaf_params<K, V> lp{};
+    for (int b = 0; b < 3; ++b) {
+      lp.key_sources[b] = key_buffers_[b];
+      if constexpr (has_values) lp.value_sources[b] = value_buffers_[b];
+    }
+    if constexpr (has_values) values_pingpong = const_cast<V*>(value_buffers_[1]);
+    for (int g = 0; g < 2; ++g) {
+      if (chunks[g] == 0) continue;
+      lp.leaves = d_leaves + (g == 0 ? 0 : chunks[0]);
+      lp.keys_out = g == 0 ? keys_out_ : pingpong;
+      if constexpr (has_values) lp.values_out = g == 0 ? values_out_ : values_pingpong;
+      leaf_kernel<<<static_cast<unsigned>(chunks[g]), leaf_block, smem, stream_>>>(lp, comp_);
+      SCANLAB_TRY_LAUNCH();
+    }
+    // 2. The passes, each over the segments it has not finished (a pass's list replaces the
+    // level's segment list, already copied here; stream order keeps the last pass's reads
+    // before the copy).
+    auto* d_list = reinterpret_cast<merge_segment*>(segments_[current]);
+    std::vector<merge_segment> list;
+    list.reserve(segments.size());
+    for (int k = 0; k < most; ++k) {
+      list.clear();
+      std::int64_t tiles = 0;
+      for (std::size_t s = 0; s < segments.size(); ++s) {
+        if (passes[s] <= k) continue;
+        list.push_back({segments[s].begin, segments[s].size, tiles, (passes[s] - 1 - k) % 2 == 0 ? 1 : 0});
+        tiles += detail::ceil_div<std::int64_t>(segments[s].size, tile);
+      }
+      SCANLAB_TRY(cudaMemcpyAsync(d_list, list.data(), list.size() * sizeof(merge_segment), cudaMemcpyHostToDevice,
+                                  stream_));
+      merge_params<K, V, Comp> mp{};
+      mp.segments = d_list;
+      mp.num_segments = static_cast<std::int64_t>(list.size());
+      mp.tiles = tiles;
+      mp.width = chunk << k;
+      mp.keys_out = keys_out_;
+      mp.keys_pingpong = pingpong;
+      if constexpr (has_values) {
+        mp.values_out = values_out_;
+        mp.values_pingpong = values_pingpong;
+      }
+      mp.comp = comp_;
+      const std::int64_t grid = tiles < merge_grid ? tiles : merge_grid;
+      merge_pass_kernel<tile, K, V, Comp><<<static_cast<unsigned>(grid), tile / merge_pass_items, 0, stream_>>>(mp);
+      SCANLAB_TRY_LAUNCH();
+    }
+    if (profile_ != nullptr) {
+      profile_->fallback_segments += num_segments;
+      profile_->fallback_keys += keys;
+      profile_->merge_passes = std::max(profile_->merge_passes, most);
+    }
+    return mark(&quicksort_profile::fallback_ms);
+  }
+
+  // Blocks of a merge pass (each strides over the tiles): enough to fill an H100 many times.
+  static constexpr std::int64_t merge_grid = 1 << 16;
+
   unsigned char* base_;
   const sizes_t& sizes_;
   std::int64_t n_;
   Comp comp_;
   bool bitonic_;
   quicksort_profile* profile_;
+  std::uint64_t seed_;
+  bool fixed_sampling_;
+  int level_budget_;
   std::chrono::steady_clock::time_point mark_ = std::chrono::steady_clock::now();
   cudaStream_t stream_;
   const K* key_buffers_[3] = {};
@@ -373,6 +572,8 @@ template <class K, class V, class Comp>
                                       cudaStream_t stream, quicksort_options options) {
   if (n < 0) return cudaErrorInvalidValue;
   const plan_sizes<K, V> sizes(n, options.leaf_items);
+  // Segments and tiles are numbered by 32-bit grids and maps: about 8.8e12 four-byte keys.
+  if (sizes.max_segments >= INT32_MAX || sizes.max_tiles >= INT32_MAX) return cudaErrorInvalidValue;
   if (d_temp == nullptr) {
     temp_bytes = sizes.total;
     return cudaSuccess;

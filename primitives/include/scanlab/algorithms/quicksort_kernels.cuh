@@ -49,31 +49,42 @@ struct level_segment {
   std::int64_t tiles;
 };
 
-// One block of pivot_samples threads per segment. Sample t is drawn from the t-th of 512
-// equal strata of the segment, at an offset hashed from (segment start, t): evenly spread
-// (a sorted or reverse input gives exact quantiles) and not fooled by periodic patterns.
-// Each thread ranks its sample among all 512 (ties broken by sample index); the samples
+// Sample t of a segment [begin, begin + size): a position in the t-th of pivot_samples equal
+// strata, at an offset hashed from (salt, segment start, t). Evenly spread (a sorted or reverse
+// input gives exact quantiles) and not fooled by periodic patterns. With salt 0 this is the
+// sampler of the first versions, a fixed function of (begin, size, t): an input can then be
+// built that holds the smallest keys of every level's segment exactly at the sampled positions
+// (apps/partition/quicksort_adversary.hpp: 2^20 uint32 keys take 2082 levels). The driver draws
+// the salt from a per-call seed (quicksort_options::seed), so the positions are not known to
+// whoever chose the keys; the level budget bounds the cost even when they are.
+__host__ __device__ inline std::int64_t sample_index(std::int64_t begin, std::int64_t size, std::int64_t t,
+                                                     std::uint64_t salt) {
+  const std::int64_t lo = t * size / pivot_samples;
+  const std::int64_t hi = (t + 1) * size / pivot_samples;
+  const std::int64_t span = hi > lo ? hi - lo : 1;
+  const auto offset = static_cast<std::int64_t>(
+      mix64(salt ^ (static_cast<std::uint64_t>(begin) * pivot_samples + static_cast<std::uint64_t>(t))) %
+      static_cast<std::uint64_t>(span));
+  const std::int64_t index = lo + offset;
+  return index < size ? index : size - 1;
+}
+
+// One block of pivot_samples threads per segment; sample t at sample_index(..., salt). Each
+// thread ranks its sample among all 512 (ties broken by sample index); the samples
 // of ranks 16j + 15 are the pivots, in order. Every pivot is an element of the segment, so
 // each bucket between pivots is smaller than the segment: the sort always progresses.
 // The block also writes the level's tile -> segment map for its tiles.
 template <class K, class Comp>
 __global__ void __launch_bounds__(pivot_samples)
     choose_pivots_kernel(const level_segment* segments, const K* keys, K* pivots, std::int32_t* tile_segment,
-                         Comp comp) {
+                         Comp comp, std::uint64_t salt) {
   __shared__ K samples[pivot_samples];
   const level_segment seg = segments[blockIdx.x];
   const std::int64_t t = threadIdx.x;
   for (std::int64_t i = t; i < seg.tiles; i += pivot_samples) {
     tile_segment[seg.first_tile + i] = static_cast<std::int32_t>(blockIdx.x);
   }
-  const std::int64_t lo = t * seg.size / pivot_samples;
-  const std::int64_t hi = (t + 1) * seg.size / pivot_samples;
-  const std::int64_t span = hi > lo ? hi - lo : 1;
-  const auto offset =
-      static_cast<std::int64_t>(mix64(static_cast<std::uint64_t>(seg.begin) * pivot_samples + t) %
-                                static_cast<std::uint64_t>(span));
-  std::int64_t index = lo + offset;
-  if (index >= seg.size) index = seg.size - 1;
+  const std::int64_t index = sample_index(seg.begin, seg.size, t, salt);
   const K mine = keys[seg.begin + index];
   samples[t] = mine;
   __syncthreads();
@@ -447,6 +458,23 @@ __global__ void leaf_sort_kernel(const __grid_constant__ leaf_params<K, V> p, Co
   }
 }
 
+// i = how many of the first d outputs of the merge of a[0, na) and b[0, nb) come from a (ties
+// taken from a first: the merge is stable); a binary search along the cross diagonal d.
+template <class Index, class AtA, class AtB, class Comp>
+__device__ __forceinline__ Index merge_path(Index d, Index na, Index nb, const AtA& a, const AtB& b, const Comp& comp) {
+  Index lo = d > nb ? d - nb : 0;
+  Index hi = d < na ? d : na;
+  while (lo < hi) {
+    const Index mid = (lo + hi) / 2;
+    if (!comp(b(d - mid - 1), a(mid))) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 // The production leaf sort: a block merge sort in shared memory. Thread t owns the
 // merge_items consecutive positions [t * merge_items, (t + 1) * merge_items) (the block
 // has at least leaf size / merge_items threads):
@@ -534,19 +562,11 @@ __global__ void __launch_bounds__(1024)
       const int na = a_end - a_begin;
       const int nb = b_end - a_end;
       const int d = first - start;  // outputs of the pair before this thread's first
-      // Merge path: i = how many of the first d outputs come from run A.
-      int lo = d > nb ? d - nb : 0;
-      int hi = d < na ? d : na;
-      while (lo < hi) {
-        const int mid = (lo + hi) / 2;
-        if (!comp(keys[at(a_end + (d - mid - 1))], keys[at(a_begin + mid)])) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
-      }
-      int ia = a_begin + lo;
-      int ib = a_end + (d - lo);
+      // Merge path: how many of the first d outputs come from run A.
+      const int from_a = merge_path(
+          d, na, nb, [&](int i) { return keys[at(a_begin + i)]; }, [&](int i) { return keys[at(a_end + i)]; }, comp);
+      int ia = a_begin + from_a;
+      int ib = a_end + (d - from_a);
       K ka = ia < a_end ? keys[at(ia)] : K{};
       K kb = ib < b_end ? keys[at(ib)] : K{};
 #pragma unroll
@@ -580,6 +600,131 @@ __global__ void __launch_bounds__(1024)
   for (int i = static_cast<int>(threadIdx.x); i < m; i += threads) {
     p.keys_out[leaf.begin + i] = keys[at(i)];
     if constexpr (has_values) p.values_out[leaf.begin + i] = values[at(i)];
+  }
+}
+
+// ---- past the level budget: a merge sort of the remaining segments ---------------------
+
+// The segments left when the level budget runs out are sorted by a merge sort whose cost
+// does not depend on the keys: chunks of the leaf capacity sorted by the leaf kernel, then
+// passes that merge pairs of neighbouring sorted runs of width w = chunk, 2 chunk, ... (each
+// pass reads and writes the segment once; a segment of s keys takes ceil(log2(s / chunk))
+// passes). Keys move between the output and the ping-pong buffer; the driver starts each
+// segment in whichever of the two makes its last pass end in the output.
+struct merge_segment {
+  std::int64_t begin;
+  std::int64_t size;
+  std::int64_t first_tile;  // its first merge tile among the pass's
+  std::int64_t to_output;   // 1: this pass merges from the ping-pong buffer into the output; 0: back
+};
+
+template <class K, class V, class Comp>
+struct merge_params {
+  const merge_segment* segments;  // of this pass, in order of first_tile
+  std::int64_t num_segments;
+  std::int64_t tiles;             // all merge tiles of the pass
+  std::int64_t width;             // runs of this many keys (a multiple of the tile) are merged pairwise
+  K* keys_out;
+  K* keys_pingpong;
+  V* values_out;
+  V* values_pingpong;
+  Comp comp;
+};
+
+inline constexpr int merge_pass_items = 8;  // outputs per thread
+
+// One merge pass. Tile t of a segment is its outputs [t * Tile, (t + 1) * Tile); runs are
+// multiples of Tile wide, so a tile lies in one pair of runs A | B (B empty past the segment's
+// end: the tile is copied). Two threads find by merge path where the tile's inputs start and
+// end in A (in global memory); the block loads those parts of A and B into shared memory
+// (coalesced), each thread merges its 8 outputs there (merge path again), the block writes
+// the tile back, coalesced. Tiles of all segments of the pass in one launch (each block finds
+// its segment by a binary search over first_tile), blocks striding over the tiles.
+template <int Tile, class K, class V, class Comp>
+__global__ void __launch_bounds__(Tile / merge_pass_items)
+    merge_pass_kernel(const __grid_constant__ merge_params<K, V, Comp> p) {
+  constexpr bool has_values = !std::is_same_v<V, no_value>;
+  constexpr int threads = Tile / merge_pass_items;
+  static_assert(threads % 32 == 0, "whole warps");
+  __shared__ raw_array<K, Tile> keys;
+  __shared__ raw_array<V, has_values ? Tile : 1> values;
+  __shared__ std::int64_t a_bounds[2];  // A-items before the tile's first output and up to its end
+  for (std::int64_t tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
+    std::int64_t lo = 0, hi = p.num_segments - 1;  // the last segment whose first tile <= tile
+    while (lo < hi) {
+      const std::int64_t mid = (lo + hi + 1) / 2;
+      if (p.segments[mid].first_tile <= tile) lo = mid;
+      else hi = mid - 1;
+    }
+    const merge_segment seg = p.segments[lo];
+    const K* from = (seg.to_output ? p.keys_pingpong : p.keys_out) + seg.begin;
+    K* to = (seg.to_output ? p.keys_out : p.keys_pingpong) + seg.begin;
+    [[maybe_unused]] const V* values_from = nullptr;
+    [[maybe_unused]] V* values_to = nullptr;
+    if constexpr (has_values) {
+      values_from = (seg.to_output ? p.values_pingpong : p.values_out) + seg.begin;
+      values_to = (seg.to_output ? p.values_out : p.values_pingpong) + seg.begin;
+    }
+    // Segment coordinates: the tile's outputs [first, first + count); its pair of runs
+    // A = [pair, a_end), B = [a_end, b_end).
+    const std::int64_t first = (tile - seg.first_tile) * Tile;
+    const int count = static_cast<int>(seg.size - first < Tile ? seg.size - first : Tile);
+    const std::int64_t pair = first / (2 * p.width) * (2 * p.width);
+    const std::int64_t a_end = pair + p.width < seg.size ? pair + p.width : seg.size;
+    const std::int64_t b_end = pair + 2 * p.width < seg.size ? pair + 2 * p.width : seg.size;
+    if (threadIdx.x < 2) {
+      const std::int64_t d = first - pair + (threadIdx.x == 0 ? 0 : count);
+      a_bounds[threadIdx.x] = merge_path(
+          d, a_end - pair, b_end - a_end, [&](std::int64_t i) { return from[pair + i]; },
+          [&](std::int64_t i) { return from[a_end + i]; }, p.comp);
+    }
+    __syncthreads();
+    const std::int64_t a_first = a_bounds[0];
+    const int na = static_cast<int>(a_bounds[1] - a_first);  // the tile's A-items: smem [0, na)
+    const int nb = count - na;                               // and B-items: smem [na, count)
+    const std::int64_t b_first = first - pair - a_first;
+    for (int i = static_cast<int>(threadIdx.x); i < count; i += threads) {
+      const std::int64_t at = i < na ? pair + a_first + i : a_end + b_first + (i - na);
+      keys.data()[i] = from[at];
+      if constexpr (has_values) values.data()[i] = values_from[at];
+    }
+    __syncthreads();
+    const int mine = static_cast<int>(threadIdx.x) * merge_pass_items;  // this thread's first output
+    K k[merge_pass_items];
+    [[maybe_unused]] V v[merge_pass_items];
+    if (mine < count) {
+      const K* a = keys.data();
+      const K* b = keys.data() + na;
+      int ia = merge_path(mine, na, nb, [&](int i) { return a[i]; }, [&](int i) { return b[i]; }, p.comp);
+      int ib = mine - ia;
+#pragma unroll
+      for (int j = 0; j < merge_pass_items; ++j) {
+        if (mine + j < count) {
+          const bool take_b = ib < nb && (ia >= na || p.comp(b[ib], a[ia]));
+          const int source = take_b ? na + ib : ia;
+          k[j] = keys.data()[source];
+          if constexpr (has_values) v[j] = values.data()[source];
+          if (take_b) ++ib;
+          else ++ia;
+        }
+      }
+    }
+    __syncthreads();  // every thread has read its inputs before any output overwrites them
+    if (mine < count) {
+#pragma unroll
+      for (int j = 0; j < merge_pass_items; ++j) {
+        if (mine + j < count) {
+          keys.data()[mine + j] = k[j];
+          if constexpr (has_values) values.data()[mine + j] = v[j];
+        }
+      }
+    }
+    __syncthreads();
+    for (int i = static_cast<int>(threadIdx.x); i < count; i += threads) {
+      to[first + i] = keys.data()[i];
+      if constexpr (has_values) values_to[first + i] = values.data()[i];
+    }
+    __syncthreads();  // the tile's shared memory and bounds are read before the next tile's
   }
 }
 
