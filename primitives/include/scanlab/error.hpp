@@ -21,12 +21,6 @@
     }                                                       \
   } while (0)
 
-// Do not use in new code: launch through scanlab::detail::launch (detail/launch.cuh),
-// which returns the launch's own status. This reads (and clears) the runtime's last
-// error, which may be an earlier, unrelated failure of the caller. Left only for the
-// launches of algorithms/quicksort.cuh until they move to detail::launch; then removed.
-#define SCANLAB_TRY_LAUNCH() SCANLAB_TRY(cudaGetLastError())
-
 namespace scanlab {
 
 // A failed CUDA call, with where it happened. Thrown by apps and tests only.

@@ -280,16 +280,17 @@ class driver {
     }
     auto* d_leaves = reinterpret_cast<leaf_desc*>(base_ + sizes_.leaves);
     if (n_ <= sizes_.leaf) {
-      const leaf_desc whole{0, n_, 0, 0};
-      SCANLAB_TRY(cudaMemcpyAsync(d_leaves, &whole, sizeof(whole), cudaMemcpyHostToDevice, stream_));
+      // A kernel argument rather than a copy from this stack frame: stream capture would
+      // record the copy with the frame's address, dead when the graph is replayed.
+      SCANLAB_TRY(detail::launch(store_kernel<leaf_desc>, 1, 1, 0, stream_, d_leaves, leaf_desc{0, n_, 0, 0}));
       std::int64_t leaves[leaf_classes] = {};
       leaves[leaf_class(n_)] = 1;
       return flush_leaves(leaves);
     }
     std::int64_t num_segments = 1;
     std::int64_t tiles = detail::ceil_div<std::int64_t>(n_, tuning::tile_items);
-    const level_segment whole{0, n_, 0, tiles};
-    SCANLAB_TRY(cudaMemcpyAsync(segments_[0], &whole, sizeof(whole), cudaMemcpyHostToDevice, stream_));
+    SCANLAB_TRY(detail::launch(store_kernel<level_segment>, 1, 1, 0, stream_, segments_[0],
+                               level_segment{0, n_, 0, tiles}));
     int current = 0;  // which segment list holds this level's segments
     int source = 0;   // buffer of this level's segments: 0 input, then 1, 2, 1, 2, ...
     for (int depth = 0; num_segments > 0; ++depth) {
@@ -328,9 +329,8 @@ class driver {
     auto* d_pivots = reinterpret_cast<K*>(base_ + sizes_.pivots);
     auto* d_tile_segment = reinterpret_cast<std::int32_t*>(base_ + sizes_.tile_segment);
     auto* d_counts = reinterpret_cast<std::int64_t*>(base_ + sizes_.counts);
-    choose_pivots_kernel<<<static_cast<unsigned>(num_segments), pivot_samples, 0, stream_>>>(
-        d_segments, key_buffers_[source], d_pivots, d_tile_segment, comp_, salt);
-    SCANLAB_TRY_LAUNCH();
+    SCANLAB_TRY(detail::launch(choose_pivots_kernel<K, Comp>, static_cast<unsigned>(num_segments), pivot_samples, 0,
+                               stream_, d_segments, key_buffers_[source], d_pivots, d_tile_segment, comp_, salt));
     level_params<K, V, Comp> params{};
     params.keys_in = key_buffers_[source];
     params.keys_out = const_cast<K*>(key_buffers_[target]);  // targets are 1 and 2: writable buffers
@@ -344,13 +344,12 @@ class driver {
     params.counts = d_counts;
     params.bucket_starts = reinterpret_cast<std::int64_t*>(base_ + sizes_.bucket_starts);
     params.comp = comp_;
-    bucket_count_kernel<tuning, K, V, Comp><<<static_cast<unsigned>(tiles), tuning::threads, 0, stream_>>>(params);
-    SCANLAB_TRY_LAUNCH();
+    SCANLAB_TRY(detail::launch(bucket_count_kernel<tuning, K, V, Comp>, static_cast<unsigned>(tiles), tuning::threads,
+                               0, stream_, params));
     std::size_t scan_bytes = sizes_.scan_bytes;
     SCANLAB_TRY(scanlab::exclusive_sum(base_ + sizes_.scan, scan_bytes, d_counts, d_counts, buckets * tiles, stream_));
-    bucket_scatter_kernel<tuning, K, V, Comp><<<static_cast<unsigned>(tiles), tuning::threads, 0, stream_>>>(params);
-    SCANLAB_TRY_LAUNCH();
-    return cudaSuccess;
+    return detail::launch(bucket_scatter_kernel<tuning, K, V, Comp>, static_cast<unsigned>(tiles), tuning::threads, 0,
+                          stream_, params);
   }
 
   // The next level's segments, this level's leaves and equal runs, from the bucket starts
@@ -371,13 +370,11 @@ class driver {
     p.runs = reinterpret_cast<run_copy*>(base_ + sizes_.runs);
     p.totals = reinterpret_cast<plan_entry*>(base_ + sizes_.totals);
     const auto grid = static_cast<unsigned>(detail::ceil_div<std::int64_t>(p.entries, plan_threads));
-    plan_count_kernel<<<grid, plan_threads, 0, stream_>>>(p);
-    SCANLAB_TRY_LAUNCH();
+    SCANLAB_TRY(detail::launch(plan_count_kernel<>, grid, plan_threads, 0, stream_, p));
     std::size_t scan_bytes = sizes_.scan_bytes;
     SCANLAB_TRY(scanlab::exclusive_scan(base_ + sizes_.scan, scan_bytes, p.offsets, p.offsets, p.entries, plan_entry{},
                                         plan_add{}, stream_));
-    plan_write_kernel<<<grid, plan_threads, 0, stream_>>>(p);
-    SCANLAB_TRY_LAUNCH();
+    SCANLAB_TRY(detail::launch(plan_write_kernel<>, grid, plan_threads, 0, stream_, p));
     SCANLAB_TRY(cudaMemcpyAsync(&next, p.totals, sizeof(next), cudaMemcpyDeviceToHost, stream_));
     SCANLAB_TRY(cudaStreamSynchronize(stream_));
     return cudaSuccess;
@@ -392,10 +389,8 @@ class driver {
       values_from = value_buffers_[target];
       values_to = values_out_;
     }
-    copy_runs_kernel<K, V><<<static_cast<unsigned>(grid), copy_threads, 0, stream_>>>(
-        d_runs, num_runs, tiles, key_buffers_[target], keys_out_, values_from, values_to);
-    SCANLAB_TRY_LAUNCH();
-    return cudaSuccess;
+    return detail::launch(copy_runs_kernel<K, V>, static_cast<unsigned>(grid), copy_threads, 0, stream_, d_runs,
+                          num_runs, tiles, key_buffers_[target], keys_out_, values_from, values_to);
   }
 
   // Sorts the leaves of the list (grouped by size class, `counts[c]` of class c): each
@@ -425,9 +420,8 @@ class driver {
         const std::int64_t warps = detail::ceil_div<std::int64_t>(detail::ceil_div<std::int64_t>(bound, merge_items), 32);
         const int threads = bitonic_ ? (bound <= small_leaf ? small_leaf_threads : leaf_threads) : static_cast<int>(32 * warps);
         params.leaves = d_leaves + first;
-        kernel<<<static_cast<unsigned>(counts[c]), threads, leaf_smem_bytes<K, V>(static_cast<int>(bound)), stream_>>>(
-            params, comp_);
-        SCANLAB_TRY_LAUNCH();
+        SCANLAB_TRY(detail::launch(kernel, static_cast<unsigned>(counts[c]), threads,
+                                   leaf_smem_bytes<K, V>(static_cast<int>(bound)), stream_, params, comp_));
         first += counts[c];
       }
     }
@@ -501,8 +495,7 @@ class driver {
       lp.leaves = d_leaves + (g == 0 ? 0 : chunks[0]);
       lp.keys_out = g == 0 ? keys_out_ : pingpong;
       if constexpr (has_values) lp.values_out = g == 0 ? values_out_ : values_pingpong;
-      leaf_kernel<<<static_cast<unsigned>(chunks[g]), leaf_block, smem, stream_>>>(lp, comp_);
-      SCANLAB_TRY_LAUNCH();
+      SCANLAB_TRY(detail::launch(leaf_kernel, static_cast<unsigned>(chunks[g]), leaf_block, smem, stream_, lp, comp_));
     }
     // 2. The passes, each over the segments it has not finished (a pass's list replaces the
     // level's segment list, already copied here; stream order keeps the last pass's reads
@@ -533,8 +526,8 @@ class driver {
       }
       mp.comp = comp_;
       const std::int64_t grid = tiles < merge_grid ? tiles : merge_grid;
-      merge_pass_kernel<tile, K, V, Comp><<<static_cast<unsigned>(grid), tile / merge_pass_items, 0, stream_>>>(mp);
-      SCANLAB_TRY_LAUNCH();
+      SCANLAB_TRY(detail::launch(merge_pass_kernel<tile, K, V, Comp>, static_cast<unsigned>(grid),
+                                 tile / merge_pass_items, 0, stream_, mp));
     }
     if (profile_ != nullptr) {
       profile_->fallback_segments += num_segments;
@@ -607,13 +600,12 @@ template <class K, class V>
                           partition_detail::nan_last_less{}, stream, options));
   if (temp_bytes < needed) return cudaErrorInvalidValue;
   const auto grid = static_cast<unsigned>(detail::ceil_div<std::int64_t>(n, code_threads * code_items));
-  float_order_kernel<K, true><<<grid, code_threads, 0, stream>>>(reinterpret_cast<const U*>(keys_in), bits, n);
-  SCANLAB_TRY_LAUNCH();
+  SCANLAB_TRY(detail::launch(float_order_kernel<K, true>, grid, code_threads, 0, stream,
+                             reinterpret_cast<const U*>(keys_in), bits, n));
   SCANLAB_TRY(sort_direct(d_temp, temp_bytes, static_cast<const U*>(bits), bits, values_in, values_out, n,
                           partition_detail::nan_last_less{}, stream, options));
-  float_order_kernel<K, false><<<grid, code_threads, 0, stream>>>(bits, bits, n);
-  SCANLAB_TRY_LAUNCH();
-  return cudaSuccess;
+  return detail::launch(float_order_kernel<K, false>, grid, code_threads, 0, stream, static_cast<const U*>(bits), bits,
+                        n);
 }
 
 template <class K, class V, class Comp>

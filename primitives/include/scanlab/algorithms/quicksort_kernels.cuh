@@ -17,6 +17,14 @@ namespace scanlab::quicksort_detail {
 using partition_detail::no_value;
 using partition_detail::raw_array;
 
+// One value written by the device, from a kernel argument: the first level's segment or
+// the one leaf of a short input, without a copy from a variable on the host's stack (which
+// stream capture would record by address, dead when the graph is replayed).
+template <class T>
+__global__ void store_kernel(T* target, T value) {
+  *target = value;
+}
+
 // ---- pivots: evenly spaced order statistics of 512 samples ---------------------------
 
 // Each segment of a level is split around pivot_count pivots at once, three ways around
