@@ -4,6 +4,7 @@
 #include "gpu/launch_errors_common.cuh"
 
 #include <scanlab/algorithms/linrec.cuh>
+#include <scanlab/algorithms/quicksort.cuh>
 #include <scanlab/algorithms/radix_sort.cuh>
 #include <scanlab/algorithms/select_three_phase.cuh>
 
@@ -70,6 +71,33 @@ TEST_F(launch_errors_test, RadixSort) { check_sort_all(mode::plain); }
 
 TEST_F(launch_errors_test, DeliberateApiErrorRadixSort) {
   for (mode m : deliberate_modes) ASSERT_NO_FATAL_FAILURE(check_sort_all(m));
+}
+
+// ---- quicksort ----------------------------------------------------------------------------
+// Not cooperative, and it synchronises once per level; its leaf kernels opt in to more than
+// 48 KB of shared memory (a runtime call that clears the last-error slot: made once only).
+// Float keys go through the order-preserving bit map; one leaf and several levels.
+
+void check_quicksort(mode m) {
+  for (const std::int64_t n : {std::int64_t{3000}, test_n(large_n)}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const auto ints = small_integers<std::int32_t>(n, scanlab::test::test_seed() + 5, -100000, 100000);
+    std::vector<float> keys(ints.begin(), ints.end());
+    std::vector<float> want = keys;
+    std::sort(want.begin(), want.end());
+    device_buffer<float> in(view(keys)), out(n);
+    const float* d_in = in.data();
+    ASSERT_NO_FATAL_FAILURE(run_library_call(m, [&](void* temp, std::size_t& bytes) {
+      return scanlab::quicksort(temp, bytes, d_in, out.data(), n);
+    }));
+    SCANLAB_EXPECT_SAME(out.to_host(), want);
+  }
+}
+
+TEST_F(launch_errors_test, Quicksort) { check_quicksort(mode::plain); }
+
+TEST_F(launch_errors_test, DeliberateApiErrorQuicksort) {
+  for (mode m : deliberate_modes) ASSERT_NO_FATAL_FAILURE(check_quicksort(m));
 }
 
 // ---- the three-phase compaction ---------------------------------------------------------

@@ -410,8 +410,7 @@ class driver {
     if constexpr (has_values) params.values_out = values_out_;
     // The merge sort (threads * merge_items >= the leaf size), or the bitonic network (hook).
     const auto kernel = bitonic_ ? leaf_sort_kernel<K, V, Comp> : leaf_merge_sort_kernel<K, V, Comp>;
-    SCANLAB_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     static_cast<int>(leaf_smem_bytes<K, V>(static_cast<int>(sizes_.leaf)))));
+    SCANLAB_TRY(detail::allow_dynamic_smem(kernel, leaf_smem_bytes<K, V>(static_cast<int>(sizes_.leaf))));
     const auto* d_leaves = reinterpret_cast<const leaf_desc*>(base_ + sizes_.leaves);
     std::int64_t first = 0;
     for (int c = 0; c < leaf_classes; ++c) {
@@ -480,7 +479,7 @@ class driver {
     // 1. The chunks: the leaf merge sort, into the output (group 0) or the ping-pong buffer.
     const auto leaf_kernel = leaf_merge_sort_kernel<K, V, Comp>;
     const std::size_t smem = leaf_smem_bytes<K, V>(static_cast<int>(chunk));
-    SCANLAB_TRY(cudaFuncSetAttribute(leaf_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    SCANLAB_TRY(detail::allow_dynamic_smem(leaf_kernel, smem));
     const int leaf_block = static_cast<int>(32 * detail::ceil_div<std::int64_t>(detail::ceil_div<std::int64_t>(chunk, merge_items), 32));
     K* pingpong = const_cast<K*>(key_buffers_[1]);  // the temp buffer: writable
     [[maybe_unused]] V* values_pingpong = nullptr;

@@ -468,8 +468,7 @@ template <class Policy = void, class Bits, bool IsFloat, class Value>
   //    block counts 2^31 keys (its shared counters are 32-bit).
   constexpr auto histogram = onesweep_histogram_kernel<Bits, IsFloat, policy::histogram_threads, policy::histogram_items>;
   constexpr std::size_t histogram_smem = histogram_smem_bytes<Bits>;
-  SCANLAB_TRY(cudaFuncSetAttribute(histogram, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(histogram_smem)));
+  // resident_grid allows the kernel its dynamic shared memory (once per device).
   int resident = 0;
   bool cooperative = false;
   SCANLAB_TRY((detail::resident_grid<histogram>(policy::histogram_threads, policy::histogram_blocks_per_sm, resident,

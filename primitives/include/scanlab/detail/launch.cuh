@@ -10,9 +10,41 @@
 
 #include <atomic>
 #include <cstddef>
+#include <mutex>
+#include <vector>
 #include <utility>
 
 namespace scanlab::detail {
+
+// cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), made
+// once per kernel and device. Besides raising the limit, that runtime call clears the
+// runtime's last-error slot (CUDA 13.0, seen on the H100: a failure the caller had left there
+// vanishes, see tests/gpu/test_launch_errors*), so a library call makes it the first time
+// only; 48 KB or less needs no opt-in and makes no call.
+template <class... Params>
+[[nodiscard]] cudaError_t allow_dynamic_smem(void (*kernel)(Params...), std::size_t bytes) {
+  if (bytes <= 48 * 1024) return cudaSuccess;
+  int device = 0;
+  SCANLAB_TRY(cudaGetDevice(&device));
+  struct allowance {
+    const void* kernel;
+    int device;
+    std::size_t bytes;
+  };
+  static std::mutex lock;
+  static std::vector<allowance> allowed;
+  const auto* key = reinterpret_cast<const void*>(kernel);
+  {
+    const std::lock_guard guard(lock);
+    for (const allowance& a : allowed) {
+      if (a.kernel == key && a.device == device && a.bytes >= bytes) return cudaSuccess;
+    }
+  }
+  SCANLAB_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  const std::lock_guard guard(lock);
+  allowed.push_back({key, device, bytes});
+  return cudaSuccess;
+}
 
 // How many blocks of `Kernel` (block_threads threads, dynamic_smem bytes of dynamic
 // shared memory, the same on every call for a given kernel: it is cached) are
@@ -36,9 +68,7 @@ template <auto Kernel>
       return cudaSuccess;
     }
   }
-  if (dynamic_smem > 48 * 1024) {
-    SCANLAB_TRY(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic_smem)));
-  }
+  SCANLAB_TRY(allow_dynamic_smem(Kernel, dynamic_smem));
   int sms = 0, coop = 0, per_sm = 0;
   SCANLAB_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   SCANLAB_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));

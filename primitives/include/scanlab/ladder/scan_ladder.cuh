@@ -527,8 +527,7 @@ constexpr hierarchy plan_hierarchy(std::int64_t n, std::int64_t section, std::si
 
 template <class Kernel>
 cudaError_t allow_shared_bytes(Kernel kernel, std::size_t bytes) {
-  if (bytes <= 48 * 1024) return cudaSuccess;
-  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  return scanlab::detail::allow_dynamic_smem(kernel, bytes);
 }
 
 inline unsigned blocks_for(std::int64_t items, std::int64_t per_block) {
