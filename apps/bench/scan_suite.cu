@@ -13,6 +13,7 @@
 #include "bench/suite.hpp"
 #include "common/device_buffer.hpp"
 
+#include <scanlab/detail/mix64.hpp>
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
 #include <scanlab/ladder/scan_ladder.cuh>
@@ -46,21 +47,13 @@ std::vector<std::string> scan_variant_names() {
   return names;
 }
 
-__host__ __device__ inline std::uint64_t mix(std::uint64_t x) {
-  // splitmix64's finaliser: every input bit affects every output bit.
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
+using scanlab::detail::mix64;  // splitmix64's finaliser: every input bit affects every output bit
 
 template <class T>
 __global__ void fill_random_kernel(T* out, std::int64_t n, std::uint64_t seed) {
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    out[i] = static_cast<T>(static_cast<int>(mix(seed + static_cast<std::uint64_t>(i)) % 17) - 8);  // [-8, 8]
+    out[i] = static_cast<T>(static_cast<int>(mix64(seed + static_cast<std::uint64_t>(i)) % 17) - 8);  // [-8, 8]
   }
 }
 

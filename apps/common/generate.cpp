@@ -1,5 +1,7 @@
 #include "common/generate.hpp"
 
+#include <scanlab/detail/mix64.hpp>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -21,12 +23,7 @@ __extension__ typedef unsigned __int128 u128;
 
 constexpr std::uint64_t golden_gamma = 0x9e3779b97f4a7c15ULL;
 
-// splitmix64's finaliser: a bijection of 64-bit words with full avalanche.
-constexpr std::uint64_t mix64(std::uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+using scanlab::detail::mix64;  // splitmix64's finaliser
 
 // Word i of a stream: output i of splitmix64 seeded with `key`. Any word is computed on its own.
 struct stream {

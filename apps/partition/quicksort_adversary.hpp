@@ -31,6 +31,8 @@
 // organ-pipe and few-unique ones).
 #pragma once
 
+#include <scanlab/detail/mix64.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -46,16 +48,7 @@ inline constexpr std::int64_t samples = 512;
 inline constexpr std::int64_t removed_per_level = 496;  // the samples of ranks < 16 * 31
 inline constexpr std::int64_t smallest_segment = 1024;
 
-// splitmix64's finaliser, as the fixed sampler hashed with it (a copy of quicksort_detail::mix64:
-// this header is host code, without the CUDA headers, and describes that sampler as it was).
-constexpr std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
+using scanlab::detail::mix64;  // the fixed sampler hashed with splitmix64's finaliser
 
 // Sample t's index in the segment [begin, begin + size), as the fixed sampler drew it.
 constexpr std::int64_t fixed_sample_index(std::int64_t begin, std::int64_t size, std::int64_t t) {

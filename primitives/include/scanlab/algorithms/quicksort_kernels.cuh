@@ -5,6 +5,7 @@
 
 #include <scanlab/algorithms/partition_kernels.cuh>
 #include <scanlab/block/block_scan.cuh>
+#include <scanlab/detail/mix64.hpp>
 #include <scanlab/detail/util.cuh>
 
 #include <cuda_runtime.h>
@@ -40,14 +41,7 @@ inline constexpr int buckets = 2 * pivot_count + 1;
 inline constexpr int pivot_samples = 512;
 inline constexpr int samples_per_pivot = pivot_samples / (pivot_count + 1);
 
-__host__ __device__ constexpr std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
+using detail::mix64;  // sample positions are hashed with splitmix64's finaliser
 
 // A segment of one level: its tiles are [first_tile, first_tile + tiles) among the level's.
 struct level_segment {
