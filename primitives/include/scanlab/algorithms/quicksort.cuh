@@ -393,6 +393,17 @@ class driver {
                           num_runs, tiles, key_buffers_[target], keys_out_, values_from, values_to);
   }
 
+  // A leaf launch's parameters with the three buffers a leaf may be read from (its
+  // leaf_desc::source picks one); the caller sets the leaves and the output.
+  [[nodiscard]] leaf_params<K, V> leaf_sources() const {
+    leaf_params<K, V> params{};
+    for (int b = 0; b < 3; ++b) {
+      params.key_sources[b] = key_buffers_[b];
+      if constexpr (has_values) params.value_sources[b] = value_buffers_[b];
+    }
+    return params;
+  }
+
   // Sorts the leaves of the list (grouped by size class, `counts[c]` of class c): each
   // class one launch whose blocks fit its largest leaf (threads and shared memory).
   [[nodiscard]] cudaError_t flush_leaves(const std::int64_t (&counts)[leaf_classes]) {
@@ -401,11 +412,7 @@ class driver {
     if (all == 0) return cudaSuccess;
     if (all > sizes_.max_leaves) return cudaErrorInvalidValue;  // cannot happen: see plan_sizes
     if (profile_ != nullptr) profile_->leaves += all;
-    leaf_params<K, V> params{};
-    for (int b = 0; b < 3; ++b) {
-      params.key_sources[b] = key_buffers_[b];
-      if constexpr (has_values) params.value_sources[b] = value_buffers_[b];
-    }
+    leaf_params<K, V> params = leaf_sources();
     params.keys_out = keys_out_;
     if constexpr (has_values) params.values_out = values_out_;
     // The merge sort (threads * merge_items >= the leaf size), or the bitonic network (hook).
@@ -483,11 +490,7 @@ class driver {
     const int leaf_block = static_cast<int>(32 * detail::ceil_div<std::int64_t>(detail::ceil_div<std::int64_t>(chunk, merge_items), 32));
     K* pingpong = const_cast<K*>(key_buffers_[1]);  // the temp buffer: writable
     [[maybe_unused]] V* values_pingpong = nullptr;
-    leaf_params<K, V> lp{};
-    for (int b = 0; b < 3; ++b) {
-      lp.key_sources[b] = key_buffers_[b];
-      if constexpr (has_values) lp.value_sources[b] = value_buffers_[b];
-    }
+    leaf_params<K, V> lp = leaf_sources();
     if constexpr (has_values) values_pingpong = const_cast<V*>(value_buffers_[1]);
     for (int g = 0; g < 2; ++g) {
       if (chunks[g] == 0) continue;
