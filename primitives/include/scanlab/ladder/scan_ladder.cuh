@@ -525,11 +525,6 @@ constexpr hierarchy plan_hierarchy(std::int64_t n, std::int64_t section, std::si
   return h;
 }
 
-template <class Kernel>
-cudaError_t allow_shared_bytes(Kernel kernel, std::size_t bytes) {
-  return scanlab::detail::allow_dynamic_smem(kernel, bytes);
-}
-
 inline unsigned blocks_for(std::int64_t items, std::int64_t per_block) {
   return static_cast<unsigned>(detail::ceil_div(items, per_block));
 }
@@ -548,7 +543,7 @@ cudaError_t launch_local(scan_variant variant, const T* in, T* out, std::int64_t
     case scan_variant::warp_shuffle: kernel = warp_shuffle_scan_kernel<T, Op>; break;
     default: break;
   }
-  SCANLAB_TRY(allow_shared_bytes(kernel, smem));
+  SCANLAB_TRY(scanlab::detail::allow_dynamic_smem(kernel, smem));
   return scanlab::detail::launch(kernel, grid, block_threads, smem, stream, in, out, count, exclusive, seed,
                                  block_sums, op);
 }
@@ -645,8 +640,8 @@ template <class T, class Op>
     case scan_variant::reduce_then_scan: {
       const std::size_t smem = ladder_detail::shared_bytes<T>(variant, block_threads);
       T* totals = reinterpret_cast<T*>(temp + first_offset);
-      SCANLAB_TRY(ladder_detail::allow_shared_bytes(tile_reduce_kernel<T, Op>, smem));
-      SCANLAB_TRY(ladder_detail::allow_shared_bytes(tile_rescan_kernel<T, Op>, smem));
+      SCANLAB_TRY(scanlab::detail::allow_dynamic_smem(tile_reduce_kernel<T, Op>, smem));
+      SCANLAB_TRY(scanlab::detail::allow_dynamic_smem(tile_rescan_kernel<T, Op>, smem));
       SCANLAB_TRY(scanlab::detail::launch(tile_reduce_kernel<T, Op>, static_cast<unsigned>(tiles), block_threads, smem,
                                           stream, d_in, n, totals, op));
       // Exclusive scan of the tile totals: tile b's prefix (seeded with init, or the identity).
@@ -662,7 +657,7 @@ template <class T, class Op>
       auto* flags = reinterpret_cast<std::uint32_t*>(temp + 128);
       unsigned char* prefixes = temp + second_offset;
       SCANLAB_TRY(cudaMemsetAsync(temp, 0, 128 + static_cast<std::size_t>(tiles) * sizeof(std::uint32_t), stream));
-      SCANLAB_TRY(ladder_detail::allow_shared_bytes(chained_scan_kernel<T, Op>, smem));
+      SCANLAB_TRY(scanlab::detail::allow_dynamic_smem(chained_scan_kernel<T, Op>, smem));
       return scanlab::detail::launch(chained_scan_kernel<T, Op>, static_cast<unsigned>(tiles), block_threads, smem,
                                      stream, d_in, d_out, n, exclusive, init, counter, flags, prefixes, op);
     }
