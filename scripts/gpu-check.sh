@@ -8,7 +8,8 @@
 #   scripts/gpu-check.sh [--bin DIR] [--skip-tests] [--skip-sanitizer]
 #                        [--tools "memcheck racecheck synccheck"] [--filter GTEST_FILTER]
 #                        [--max-n N] [--racecheck-max-n N] [--only NAME[,NAME...]]
-#                        [--jobs N] [--timeout SECONDS] [--summary FILE]
+#                        [--jobs N] [--shards K] [--timeout SECONDS] [--summary FILE]
+#                        [--logs DIR]
 #
 # Under the sanitizer, tests named *Large* (past 2^31 elements) and *Stress* are
 # left out by default (the same code at sizes that take hours there), and so are
@@ -19,8 +20,11 @@
 # --racecheck-max-n, default 8192), so each test runs its whole logic on its sizes up
 # to that bound. --only NAMES limits everything to those test executables; --jobs N
 # runs N sanitizer runs at once on the one GPU (they are mostly bound by the
-# instrumentation, not the GPU); --timeout stops each sanitizer run after that many
-# seconds (a failure); --summary FILE also writes the table as Markdown.
+# instrumentation, not the GPU); --shards K splits each sanitizer run of a binary into
+# K GoogleTest shards (GTEST_TOTAL_SHARDS), one row each, so a long binary spreads over
+# the jobs; --timeout stops each sanitizer run after that many seconds (a failure);
+# --summary FILE also writes the table as Markdown; --logs DIR keeps every run's full
+# log there (written as the run goes, so a run cut short still shows how far it got).
 set -uo pipefail
 
 bin=build/bin
@@ -33,6 +37,8 @@ racecheck_max_n=8192
 only=""
 limit=0
 jobs=1
+shards=1
+logs=""
 summary_file=""
 while (($#)); do
   case "$1" in
@@ -43,11 +49,13 @@ while (($#)); do
     --racecheck-max-n) racecheck_max_n=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --shards) shards=$2; shift 2 ;;
+    --logs) logs=$2; shift 2 ;;
     --timeout) limit=$2; shift 2 ;;
     --summary) summary_file=$2; shift 2 ;;
     --skip-tests) run_tests=0; shift ;;
     --skip-sanitizer) run_sanitizer=0; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "gpu-check: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -58,6 +66,10 @@ sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanit
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [[ -n $logs ]]; then
+  mkdir -p "$logs" || exit 2
+  logs=$(cd "$logs" && pwd)
+fi
 
 selected() {  # name: is it in --only (or is --only empty)?
   [[ -z $only ]] && return 0
@@ -108,6 +120,7 @@ run_one() {
   while [[ $1 != -- ]]; do envs+=("$1"); shift; done
   shift
   local log=$work/$id.log start end code verdict findings
+  [[ -n $logs ]] && log=$logs/$id-$what-${name//[^A-Za-z0-9_.-]/_}.log
   start=$(date +%s)
   env "${envs[@]}" "$@" >"$log" 2>&1
   code=$?
@@ -145,17 +158,22 @@ if ((run_sanitizer)); then
       for t in "${tests[@]}"; do
         name=$(basename "$t")
         [[ $name == test_gpu_* ]] || continue
-        row=$((row + 1))
         timeout_cmd=()
         ((limit > 0)) && timeout_cmd=(timeout "$limit")
-        run_one "$(printf '%03d' $row)" "$tool" "$name" "SCANLAB_TEST_MAX_N=$n" -- \
-          "${timeout_cmd[@]}" "$sanitizer" --tool "$tool" --error-exitcode 99 \
-          "$t" --gtest_brief=1 --gtest_filter="$filter" &
-        running=$((running + 1))
-        if ((running >= jobs)); then
-          wait -n
-          running=$((running - 1))
-        fi
+        for ((shard = 0; shard < shards; shard++)); do
+          row=$((row + 1))
+          label=$name
+          ((shards > 1)) && label="$name shard $((shard + 1))/$shards"
+          run_one "$(printf '%03d' $row)" "$tool" "$label" "SCANLAB_TEST_MAX_N=$n" \
+            "GTEST_TOTAL_SHARDS=$shards" "GTEST_SHARD_INDEX=$shard" -- \
+            "${timeout_cmd[@]}" "$sanitizer" --tool "$tool" --error-exitcode 99 \
+            "$t" --gtest_filter="$filter" &
+          running=$((running + 1))
+          if ((running >= jobs)); then
+            wait -n
+            running=$((running - 1))
+          fi
+        done
       done
     done
     wait
