@@ -87,7 +87,8 @@ auto emulate(std::span<const T> x, std::span<const T> y, int threads = 5, int gr
     running[static_cast<std::size_t>(t)] = running[static_cast<std::size_t>(t)] + tree;
   }
   for (; i < n; ++i, t = (t + 1) % threads) {
-    running[static_cast<std::size_t>(t)] = running[static_cast<std::size_t>(t)] + one_item<Kind>(item_at<Kind>(x, y, i));
+    state& run = running[static_cast<std::size_t>(t)];
+    run = run + one_item<Kind>(item_at<Kind>(x, y, i));
   }
   state total{};
   for (const state& s : running) total = total + s;
@@ -268,7 +269,8 @@ std::uint64_t tree_reduce_transcribed(std::vector<std::uint64_t> values) {
   for (int width = static_cast<int>(values.size()); width > 1; width = (width + 1) / 2) {
     const int half = (width + 1) / 2;
     for (int i = 0; i + half < width; ++i) {
-      values[static_cast<std::size_t>(i)] = op(values[static_cast<std::size_t>(i)], values[static_cast<std::size_t>(i + half)]);
+      const auto k = static_cast<std::size_t>(i);
+      values[k] = op(values[k], values[k + static_cast<std::size_t>(half)]);
     }
   }
   return values[0];

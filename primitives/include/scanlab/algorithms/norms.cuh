@@ -51,8 +51,8 @@
 //    caller's responsibility. The span forms below check them (cudaErrorInvalidValue).
 //  - Temp storage: CUB's two-phase protocol. With d_temp == nullptr only temp_bytes is set
 //    (at least 1); otherwise d_temp must hold temp_bytes bytes aligned to 8 (cudaMalloc's
-//    256 is plenty; the engine checks the accumulator's alignment) and not be in use by another call in flight. No initialisation needed.
-//    temp_bytes depends on n, the types and the current device.
+//    256 is plenty) and not be in use by another call in flight. No initialisation
+//    needed. temp_bytes depends on n, the types and the current device.
 //  - d_out must not overlap the inputs. Asynchronous: everything is enqueued on `stream`;
 //    returns the first error of a CUDA call or launch (cudaErrorInvalidValue for n < 0 or
 //    too little or misaligned temp storage). Never throws.
@@ -86,7 +86,8 @@ template <class T, class Acc>
 template <class T, class Acc>
 [[nodiscard]] cudaError_t sum_squares(void* d_temp, std::size_t& temp_bytes, const T* d_x, Acc* d_out,
                                       std::int64_t n, cudaStream_t stream = nullptr) {
-  return detail::norms::run_kind<detail::norms::sum_squares_kind<T, Acc>>(d_temp, temp_bytes, d_x, d_x, d_out, n, stream);
+  using kind = detail::norms::sum_squares_kind<T, Acc>;
+  return detail::norms::run_kind<kind>(d_temp, temp_bytes, d_x, d_x, d_out, n, stream);
 }
 
 // *d_out = sqrt(sum of d_x[i]^2), scaled (no spurious overflow or underflow).
