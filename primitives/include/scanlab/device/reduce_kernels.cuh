@@ -110,11 +110,11 @@ inline constexpr int unit_items = unit_shape<InputIt>::items;
 template <class InputIt>
 inline constexpr int unit_loads = unit_shape<InputIt>::loads;
 
-// Units per thread per iteration for a shape that issues VectorsPerThread 16-byte loads.
+// Units per thread per iteration for a shape that issues VectorsPerThread 16-byte loads
+// (at least one unit: a shape of one vector per thread reads a zip's two).
 template <int VectorsPerThread, class InputIt>
 constexpr int units_per_iteration() {
-  static_assert(VectorsPerThread >= unit_loads<InputIt>, "a policy must allow one unit (both arrays of a zip)");
-  return VectorsPerThread / unit_loads<InputIt>;
+  return VectorsPerThread >= unit_loads<InputIt> ? VectorsPerThread / unit_loads<InputIt> : 1;
 }
 
 // The two vectors of a zip_input unit.
