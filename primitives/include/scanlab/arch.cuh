@@ -86,6 +86,13 @@ __host__ __device__ constexpr bool fits(int family, int threads, int min_blocks,
          l.registers_per_sm / (threads * min_blocks) >= min_registers;
 }
 
+// The hard limits alone: one such block runs at all on the family. What a kernel checks for
+// the policy it is compiled with (a user policy may promise more blocks per SM than fit:
+// that only costs occupancy).
+__host__ __device__ constexpr bool fits_block(int family, int threads, std::size_t smem) {
+  return fits(family, threads, 1, smem, 0);
+}
+
 // The family of the code being compiled: __CUDA_ARCH__'s in device code; in host code
 // (which never runs a policy's device side) the Hopper family, whose policies the host
 // pass of a kernel's definition then sees.

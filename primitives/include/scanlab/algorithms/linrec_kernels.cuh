@@ -732,7 +732,7 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
     linrec_tiles_kernel(const __grid_constant__ linrec_params<Source, T> params) {
   using Policy = arch::active_policy<Tuning>;
   using agent_t = linrec_agent<Policy, Source, T>;
-  static_assert(arch::fits(arch::compiled_family, Policy::block_threads, Policy::min_blocks_per_sm, agent_t::smem_bytes),
+  static_assert(arch::fits_block(arch::compiled_family, Policy::block_threads, agent_t::smem_bytes),
                 "linear recurrence policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   extern __shared__ uint4 linrec_shared[];  // agent_t::temp_storage: too large for static shared memory
   agent_t agent(params, *reinterpret_cast<typename agent_t::temp_storage*>(linrec_shared));

@@ -583,7 +583,7 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
     partition_tiles_kernel(const __grid_constant__ partition_params<InputIt, OutputIt, Count, Classify> p) {
   using Policy = arch::active_policy<Tuning>;
   using agent_t = partition_agent<Policy, InputIt, OutputIt, Count, Classify>;
-  static_assert(arch::fits(arch::compiled_family, Policy::block_threads, Policy::min_blocks_per_sm, agent_t::smem_bytes),
+  static_assert(arch::fits_block(arch::compiled_family, Policy::block_threads, agent_t::smem_bytes),
                 "partition policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   __shared__ typename agent_t::temp_storage storage;
   agent_t agent(p, storage);

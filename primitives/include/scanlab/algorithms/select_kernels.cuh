@@ -644,7 +644,7 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
     select_tiles_kernel(const __grid_constant__ select_params<KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector> params) {
   using Policy = arch::active_policy<Tuning>;
   using agent_t = select_agent<Policy, KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
-  static_assert(arch::fits(arch::compiled_family, Policy::block_threads, Policy::min_blocks_per_sm, agent_t::smem_bytes),
+  static_assert(arch::fits_block(arch::compiled_family, Policy::block_threads, agent_t::smem_bytes),
                 "compaction policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   __shared__ typename agent_t::temp_storage storage;
   agent_t agent(params, storage);

@@ -526,8 +526,7 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
                                   arch::active_policy<Tuning>::min_blocks_per_sm)
     scan_tiles_kernel(const __grid_constant__ scan_params<InputIt, OutputIt, T, Op> params) {
   using agent_t = scan_agent<arch::active_policy<Tuning>, InputIt, OutputIt, T, Op>;
-  static_assert(arch::fits(arch::compiled_family, agent_t::block_threads, arch::active_policy<Tuning>::min_blocks_per_sm,
-                           agent_t::smem_bytes),
+  static_assert(arch::fits_block(arch::compiled_family, agent_t::block_threads, agent_t::smem_bytes),
                 "scan policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   __shared__ typename agent_t::temp_storage storage;
   extern __shared__ uint4 scan_parked_storage[];  // agent_t::parked_bytes in cooperative mode, else none
