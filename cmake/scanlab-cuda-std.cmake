@@ -8,7 +8,7 @@
 # feature, for the directory that includes it and those below. Included by scanlab's own
 # build and by the installed package's config file (after enable_language(CUDA) or
 # project(... CUDA), so that the CUDA compiler is known); a newer CMake that knows the
-# flag is left alone.
+# flag is left alone. Sets SCANLAB_TAUGHT_CUDA20 where it did something.
 if(CMAKE_CUDA_COMPILER_LOADED AND CMAKE_CUDA_COMPILER_ID STREQUAL "NVIDIA"
    AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0 AND NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
   set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
@@ -17,4 +17,5 @@ if(CMAKE_CUDA_COMPILER_LOADED AND CMAKE_CUDA_COMPILER_ID STREQUAL "NVIDIA"
     list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
     list(APPEND CMAKE_CUDA20_COMPILE_FEATURES cuda_std_20)
   endif()
+  set(SCANLAB_TAUGHT_CUDA20 TRUE)
 endif()
