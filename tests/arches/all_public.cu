@@ -21,6 +21,7 @@
 #include <scanlab/algorithms/select.cuh>
 #include <scanlab/algorithms/select_kernels.cuh>
 #include <scanlab/algorithms/select_three_phase.cuh>
+#include <scanlab/arch.cuh>
 #include <scanlab/block/block_reduce.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/launch.cuh>
