@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <utility>
+
 namespace scanlab {
 
 std::string gpu_unavailable_reason() {
@@ -26,6 +28,11 @@ std::string select_gpu(int ordinal) {
                                 std::to_string(count) + " GPU(s), numbered from 0");
   }
   SCANLAB_CHECK(cudaSetDevice(ordinal));
+  // Before anything is launched: a binary without code for this GPU says so in one line
+  // (exit code 3) instead of failing at its first kernel.
+  if (std::string reason = missing_device_code_reason(ordinal); !reason.empty()) {
+    throw no_device_code_error(std::move(reason));
+  }
   cudaDeviceProp prop{};
   SCANLAB_CHECK(cudaGetDeviceProperties(&prop, ordinal));
   return prop.name;

@@ -453,8 +453,13 @@ def main(argv):
         return EXIT_FAIL
     has_gpu, message = probe_gpu(bin_dir)
     if has_gpu is False:
-        print(f"{PROG}: no usable NVIDIA GPU here ({message.removeprefix('scanlab-norms: ')}): the apps are "
-              f"built in {display_path(bin_dir)} but need one to run", file=sys.stderr)
+        reason = message.removeprefix('scanlab-norms: ')
+        if "CMAKE_CUDA_ARCHITECTURES" in reason:
+            # A GPU the apps were not built for: their line names it and how to build for it.
+            print(f"{PROG}: {reason}", file=sys.stderr)
+        else:
+            print(f"{PROG}: no usable NVIDIA GPU here ({reason}): the apps are "
+                  f"built in {display_path(bin_dir)} but need one to run", file=sys.stderr)
         return EXIT_NO_GPU
     if has_gpu is None:
         print(f"{PROG}: error: checking for a GPU failed: {message}", file=sys.stderr)

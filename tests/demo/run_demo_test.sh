@@ -5,6 +5,7 @@
 #   Usage    --help, --list, bad options (exit 2), --only with no match (exit 2), a --bin
 #            without the apps (one line, exit 1)
 #   NoGpu    the apps exit 3: one line saying so, exit 3, nothing written
+#   NoCode   the apps exit 3 with no code for the GPU: their one line, exit 3, nothing written
 #   Stubs    every step runs; the table, summary.md, summary.json and the report appear; a
 #            step whose dataset is missing is skipped; the report gets the benchmark JSON only;
 #            without matplotlib the table still prints and the report is explained, exit 0
@@ -74,6 +75,14 @@ case "$case_name" in
     [[ -z $out && $(wc -l <"$tmp/stderr") -eq 1 && $err == *"no usable NVIDIA GPU"* ]] ||
       fail "expected one line on stderr, got: stdout '$out', stderr '$err'"
     [[ ! -e $tmp/out ]] || fail "wrote $tmp/out without a GPU"
+    ;;
+  NoCode)
+    STUB_NO_CODE=1 run --bin "$bin" --out "$tmp/out" --data "$data"
+    [[ $rc -eq 3 ]] || fail "exit status $rc, expected 3"
+    [[ -z $out && $(wc -l <"$tmp/stderr") -eq 1 && $err == "scanlab-demo: GPU 0 (Stub GPU) is sm_86, but this binary"* &&
+       $err == *"-DCMAKE_CUDA_ARCHITECTURES=86"* ]] ||
+      fail "expected the apps' one line on stderr, got: stdout '$out', stderr '$err'"
+    [[ ! -e $tmp/out ]] || fail "wrote $tmp/out for a GPU the apps have no code for"
     ;;
   Stubs)
     STUB_LOG="$tmp/calls" run --bin "$bin" --out "$tmp/out" --data "$data"

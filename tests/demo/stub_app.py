@@ -44,6 +44,11 @@ if name == "scanlab-report":
 if os.environ.get("STUB_NO_GPU"):
     print(f"{name}: no CUDA-capable GPU found (stub)", file=sys.stderr)
     sys.exit(3)
+if os.environ.get("STUB_NO_CODE"):
+    print(f"{name}: GPU 0 (Stub GPU) is sm_86, but this binary has no code for it (built for sm_90 + PTX compute_90): "
+          "rebuild with -DCMAKE_CUDA_ARCHITECTURES=86 (or =native on that machine, or cmake --preset portable for "
+          "every GPU from Turing to Blackwell)", file=sys.stderr)
+    sys.exit(3)
 
 if os.environ.get("STUB_HANG") == name and "--json" in args:
     time.sleep(60)

@@ -333,20 +333,36 @@ struct linrec_agent {
   // by items when they are taken.
   __device__ bool staged(std::int64_t tile) const { return is_full(tile) && p.vector_load; }
 
+  // From sm_80 on, cp.async: the copy lands in shared memory by the matching wait in take().
+  // Before sm_80 (no cp.async) the same thread copies the same bytes to the same place at
+  // once, through registers: the data is there when stage() returns, which is earlier than
+  // take() promises, and take()'s __syncwarp makes it visible to the warp as it does the
+  // asynchronous copies. (The callers stage into a buffer only once it is free, so an
+  // early copy overwrites nothing still in use.)
   __device__ static void copy_async(void* to, const void* from, std::integral_constant<int, 16>) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
     asm volatile(
         "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %1;\n\tcp.async.cg.shared.global [%0], [g], 16;\n\t}" ::"r"(address),
         "l"(from)
         : "memory");
+#else
+    *static_cast<uint4*>(to) = *static_cast<const uint4*>(from);  // both 16-byte aligned (staged tiles)
+#endif
   }
   template <int Bytes>
   __device__ static void copy_async(void* to, const void* from, std::integral_constant<int, Bytes>) {
+    static_assert(Bytes == 4 || Bytes == 8, "cp.async copies 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
     asm volatile(
         "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %1;\n\tcp.async.ca.shared.global [%0], [g], %2;\n\t}" ::"r"(address),
         "l"(from), "n"(Bytes)
         : "memory");
+#else
+    using word = std::conditional_t<Bytes == 4, unsigned, unsigned long long>;
+    *static_cast<word*>(to) = *static_cast<const word*>(from);  // a T, aligned as one
+#endif
   }
 
   __device__ bool starts_staged() const { return p.batched && p.x0s != nullptr && p.length >= items; }
@@ -379,20 +395,36 @@ struct linrec_agent {
         }
       }
     }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;" ::: "memory");
+#endif  // before sm_80 the copies are already done: no groups to count
   }
 
   // Asks L2 for a tile that will be staged later: the copies into shared memory wait for
   // a free buffer (B - 2 tiles ahead), this keeps the memory busy further ahead.
+  // From sm_90 on, lane 0 asks for the warp's part of each array with one bulk prefetch;
+  // before sm_90 (no bulk prefetch) the lanes ask for its 128-byte lines, one each.
   __device__ void prefetch_l2(std::int64_t tile) const {
-    if (tile >= p.num_tiles || !staged(tile) || lane != 0) return;
+    if (tile >= p.num_tiles || !staged(tile)) return;
     const std::int64_t base = tile * tile_items + warp * warp_items;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (lane != 0) return;
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p.src.p + base), "n"(warp_items * sizeof(T))
                  : "memory");
     if constexpr (Source::arrays == 2) {
       asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p.src.q + base), "n"(warp_items * sizeof(T))
                    : "memory");
     }
+#else
+    constexpr int line_items = 128 / static_cast<int>(sizeof(T));
+    constexpr int lines = warp_items / line_items;  // warp_items * sizeof(T) = 128 * items: whole lines
+    for (int line = lane; line < lines; line += 32) {
+      asm volatile("prefetch.L2 [%0];" ::"l"(p.src.p + base + line * line_items) : "memory");
+      if constexpr (Source::arrays == 2) {
+        asm volatile("prefetch.L2 [%0];" ::"l"(p.src.q + base + line * line_items) : "memory");
+      }
+    }
+#endif
   }
 
   // Makes `tile` readable in buffer `buf`: waits for its copies (InFlight later groups may
@@ -400,7 +432,9 @@ struct linrec_agent {
   template <int InFlight>
   __device__ void take(std::int64_t tile, int buf) {
     if (staged(tile)) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
       asm volatile("cp.async.wait_group %0;" ::"n"(InFlight) : "memory");
+#endif  // before sm_80 stage() copied synchronously: nothing to wait for
     } else {
       const std::int64_t base = tile * tile_items;
       const std::int64_t left = p.n - base;

@@ -113,7 +113,7 @@ inline constexpr int unit_loads = unit_shape<InputIt>::loads;
 // Units per thread per iteration for a shape that issues VectorsPerThread 16-byte loads
 // (at least one unit: a shape of one vector per thread reads a zip's two).
 template <int VectorsPerThread, class InputIt>
-constexpr int units_per_iteration() {
+__host__ __device__ constexpr int units_per_iteration() {
   return VectorsPerThread >= unit_loads<InputIt> ? VectorsPerThread / unit_loads<InputIt> : 1;
 }
 

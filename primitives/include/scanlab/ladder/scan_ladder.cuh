@@ -108,7 +108,7 @@ __device__ T block_scan_any_size(T x, Op op, T* warp_totals, T& exclusive, T& to
   const int warp = static_cast<int>(threadIdx.x / 32);
   const int warps = static_cast<int>(blockDim.x / 32);
   T inclusive = warp_inclusive_scan(x, op);
-  T previous = detail::shfl_up(inclusive, 1);
+  T previous = scanlab::detail::shfl_up(inclusive, 1);
   if (lane == 0) previous = identity_of<T, Op>();
   if (lane == 31) warp_totals[warp] = inclusive;
   __syncthreads();
@@ -514,11 +514,11 @@ constexpr hierarchy plan_hierarchy(std::int64_t n, std::int64_t section, std::si
   h.bytes = start_offset;
   std::int64_t count = n;
   while (h.levels < hierarchy::max_levels) {
-    const std::int64_t sections = detail::ceil_div(count, section);
+    const std::int64_t sections = scanlab::detail::ceil_div(count, section);
     if (sections <= 1) break;
     h.counts[h.levels] = sections;
     h.offsets[h.levels] = h.bytes;
-    h.bytes += detail::align_up(static_cast<std::size_t>(sections) * sizeof(T));
+    h.bytes += scanlab::detail::align_up(static_cast<std::size_t>(sections) * sizeof(T));
     ++h.levels;
     count = sections;
   }
@@ -526,7 +526,7 @@ constexpr hierarchy plan_hierarchy(std::int64_t n, std::int64_t section, std::si
 }
 
 inline unsigned blocks_for(std::int64_t items, std::int64_t per_block) {
-  return static_cast<unsigned>(detail::ceil_div(items, per_block));
+  return static_cast<unsigned>(scanlab::detail::ceil_div(items, per_block));
 }
 
 // Launches one block-local kernel of the hierarchical scheme.
@@ -553,7 +553,7 @@ cudaError_t launch_add_back(T* out, std::int64_t count, std::int64_t section, co
                             cudaStream_t stream) {
   if (count <= section) return cudaSuccess;
   constexpr int threads = 256;
-  const std::int64_t wanted = detail::ceil_div<std::int64_t>(count - section, threads * 4);
+  const std::int64_t wanted = scanlab::detail::ceil_div<std::int64_t>(count - section, threads * 4);
   const unsigned grid = static_cast<unsigned>(wanted < 65536 ? wanted : 65536);
   return scanlab::detail::launch(add_block_prefix_kernel<T, Op>, grid, threads, 0, stream, out, count, section,
                                  prefixes, op);
@@ -571,8 +571,8 @@ cudaError_t scan_hierarchical(scan_variant local, const T* in, T* out, std::int6
   T* sums = single ? nullptr : reinterpret_cast<T*>(temp + plan.offsets[level]);
   SCANLAB_TRY(launch_local(local, in, out, count, exclusive, seed, sums, op, block_threads, stream));
   if (single) return cudaSuccess;
-  SCANLAB_TRY(scan_hierarchical(local, sums, sums, detail::ceil_div(count, section), true, identity_of<T, Op>(),
-                                temp, plan, level + 1, op, block_threads, stream));
+  SCANLAB_TRY(scan_hierarchical(local, sums, sums, scanlab::detail::ceil_div(count, section), true,
+                                identity_of<T, Op>(), temp, plan, level + 1, op, block_threads, stream));
   return launch_add_back(out, count, section, sums, op, stream);
 }
 
@@ -600,7 +600,7 @@ template <class T, class Op>
 
   // Temp storage plan: [alignment slack][variant's arrays].
   const std::int64_t section = ladder_detail::section_items(variant, block_threads);
-  const std::int64_t tiles = detail::ceil_div(n, section);
+  const std::int64_t tiles = scanlab::detail::ceil_div(n, section);
   constexpr std::size_t slack = 256;
   ladder_detail::hierarchy plan;
   std::size_t required = slack;
@@ -612,12 +612,12 @@ template <class T, class Op>
     case scan_variant::reduce_then_scan:
       first_offset = 0;
       plan = ladder_detail::plan_hierarchy<T>(tiles, section,
-                                              detail::align_up(static_cast<std::size_t>(tiles) * sizeof(T)));
+                                              scanlab::detail::align_up(static_cast<std::size_t>(tiles) * sizeof(T)));
       required += plan.bytes;
       break;
     case scan_variant::chained:
-      second_offset = detail::align_up(128 + static_cast<std::size_t>(tiles) * sizeof(std::uint32_t));
-      required += second_offset + detail::align_up(static_cast<std::size_t>(tiles) *
+      second_offset = scanlab::detail::align_up(128 + static_cast<std::size_t>(tiles) * sizeof(std::uint32_t));
+      required += second_offset + scanlab::detail::align_up(static_cast<std::size_t>(tiles) *
                                                    device::tile_state_detail::slot_bytes<T>);
       break;
     default:
@@ -631,7 +631,7 @@ template <class T, class Op>
   }
   if (temp_bytes < required) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
-  auto* temp = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
+  auto* temp = reinterpret_cast<unsigned char*>(scanlab::detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
 
   switch (variant) {
     case scan_variant::naive:

@@ -1,0 +1,182 @@
+// Every public header of scanlab, and every public algorithm instantiated for a couple
+// of types: scripts/compile-arches.sh compiles this file (compile only) once per CUDA
+// architecture of the portable list, so an instruction one architecture lacks shows up
+// as a compile error for that architecture. Nothing here runs.
+//
+// Keep it in step with the headers: compile-arches.sh refuses to run when a header under
+// primitives/include/scanlab/ is not included below.
+#include <scanlab/algorithms/linrec.cuh>
+#include <scanlab/algorithms/linrec_kernels.cuh>
+#include <scanlab/algorithms/norms.cuh>
+#include <scanlab/algorithms/norms_kernels.cuh>
+#include <scanlab/algorithms/partition.cuh>
+#include <scanlab/algorithms/partition_kernels.cuh>
+#include <scanlab/algorithms/quicksort.cuh>
+#include <scanlab/algorithms/quicksort_kernels.cuh>
+#include <scanlab/algorithms/radix_sort.cuh>
+#include <scanlab/algorithms/radix_sort_common.cuh>
+#include <scanlab/algorithms/radix_sort_digit_state.cuh>
+#include <scanlab/algorithms/radix_sort_multipass.cuh>
+#include <scanlab/algorithms/radix_sort_onesweep.cuh>
+#include <scanlab/algorithms/select.cuh>
+#include <scanlab/algorithms/select_kernels.cuh>
+#include <scanlab/algorithms/select_three_phase.cuh>
+#include <scanlab/arch.cuh>
+#include <scanlab/block/block_reduce.cuh>
+#include <scanlab/block/block_scan.cuh>
+#include <scanlab/detail/launch.cuh>
+#include <scanlab/detail/mix64.hpp>
+#include <scanlab/detail/shuffle.cuh>
+#include <scanlab/detail/util.cuh>
+#include <scanlab/detail/vector_io.cuh>
+#include <scanlab/device/reduce_kernels.cuh>
+#include <scanlab/device/reduce_policy.cuh>
+#include <scanlab/device/scan_dispatch.cuh>
+#include <scanlab/device/scan_kernel.cuh>
+#include <scanlab/device/scan_policy.cuh>
+#include <scanlab/device/tile_state.cuh>
+#include <scanlab/device_check.cuh>
+#include <scanlab/device_check.hpp>
+#include <scanlab/error.hpp>
+#include <scanlab/functional.cuh>
+#include <scanlab/iterator.cuh>
+#include <scanlab/ladder/reduce_ladder.cuh>
+#include <scanlab/ladder/scan_ladder.cuh>
+#include <scanlab/reduce.cuh>
+#include <scanlab/scan.cuh>
+#include <scanlab/warp/warp_reduce.cuh>
+#include <scanlab/warp/warp_scan.cuh>
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace arches {
+
+struct is_positive {
+  template <class T>
+  __host__ __device__ bool operator()(const T& x) const {
+    return x > T(0);
+  }
+};
+
+struct square {
+  template <class T>
+  __host__ __device__ T operator()(const T& x) const {
+    return x * x;
+  }
+};
+
+// The warp and block building blocks inside a kernel of our own.
+template <class T>
+__global__ void building_blocks_kernel(const T* in, T* out) {
+  using block_reduce = scanlab::block_reduce<T, 128>;
+  using block_scan = scanlab::block_scan<T, 128>;
+  __shared__ typename block_reduce::temp_storage reduce_storage;
+  __shared__ typename block_scan::temp_storage scan_storage;
+  const T x = in[threadIdx.x];
+  const T total = block_reduce(reduce_storage).reduce(x, scanlab::plus{});
+  const T prefix = block_scan(scan_storage).inclusive_scan(x, scanlab::plus{});
+  const T warp_total = scanlab::warp_reduce(x, scanlab::plus{});
+  const T warp_prefix = scanlab::warp_inclusive_scan(x, scanlab::plus{});
+  out[threadIdx.x] = total + prefix + warp_total + warp_prefix;
+}
+
+// Device-wide algorithms for keys/values of type T. Every status is folded into one so
+// that nothing is discarded; the function is never called.
+template <class T>
+cudaError_t device_wide(void* d_temp, std::size_t& bytes, const T* d_in, T* d_out, T* d_out2, std::int64_t* d_count,
+                        std::int64_t n, cudaStream_t stream) {
+  cudaError_t s = cudaSuccess;
+  auto keep = [&s](cudaError_t e) {
+    if (s == cudaSuccess) s = e;
+  };
+  keep(scanlab::reduce(d_temp, bytes, d_in, d_out, n, T(0), scanlab::plus{}, stream));
+  keep(scanlab::reduce_min(d_temp, bytes, d_in, d_out, n, stream));
+  keep(scanlab::reduce_max(d_temp, bytes, d_in, d_out, n, stream));
+  keep(scanlab::transform_reduce(d_temp, bytes, d_in, d_out, n, T(0), scanlab::plus{}, square{}, stream));
+  keep(scanlab::segmented_reduce(d_temp, bytes, d_in, d_out, n, d_count, T(0), scanlab::plus{}, stream));
+  keep(scanlab::reduce_sum(d_temp, bytes, scanlab::counting_iterator<T>(T(0)), d_out, n, stream));
+  keep(scanlab::inclusive_scan(d_temp, bytes, d_in, d_out, n, scanlab::plus{}, stream));
+  keep(scanlab::exclusive_scan(d_temp, bytes, d_in, d_out, n, T(0), scanlab::maximum{}, stream));
+  keep(scanlab::inclusive_sum(d_temp, bytes, d_in, d_out, n, stream));
+  keep(scanlab::exclusive_sum(d_temp, bytes, d_in, d_out, n, stream));
+  keep(scanlab::select_if(d_temp, bytes, d_in, d_out, d_count, n, is_positive{}, stream));
+  keep(scanlab::remove_if(d_temp, bytes, d_in, d_out, d_count, n, is_positive{}, stream));
+  keep(scanlab::select_flagged(d_temp, bytes, d_in, d_in, d_out, d_count, n, stream));
+  keep(scanlab::unique(d_temp, bytes, d_in, d_out, d_count, n, stream));
+  keep(scanlab::select_if_pairs(d_temp, bytes, d_in, d_in, d_out, d_out2, d_count, n, is_positive{}, stream));
+  keep(scanlab::remove_if_pairs(d_temp, bytes, d_in, d_in, d_out, d_out2, d_count, n, is_positive{}, stream));
+  keep(scanlab::select_flagged_pairs(d_temp, bytes, d_in, d_in, d_in, d_out, d_out2, d_count, n, stream));
+  keep(scanlab::unique_by_key(d_temp, bytes, d_in, d_in, d_out, d_out2, d_count, n, stream));
+  keep(scanlab::partition(d_temp, bytes, d_in, d_out, d_count, n, is_positive{}, stream));
+  keep(scanlab::stable_partition(d_temp, bytes, d_in, d_out, d_count, n, is_positive{}, stream));
+  keep(scanlab::partition_copy(d_temp, bytes, d_in, d_out, d_out2, d_count, n, is_positive{}, stream));
+  keep(scanlab::partition_three_way(d_temp, bytes, d_in, d_out, d_count, n, T(0)));
+  keep(scanlab::stable_partition_three_way(d_temp, bytes, d_in, d_out, d_count, n, T(0)));
+  keep(scanlab::quicksort(d_temp, bytes, d_in, d_out, n, stream));
+  keep(scanlab::quicksort_pairs(d_temp, bytes, d_in, d_out, d_in, d_out2, n, stream));
+  keep(scanlab::radix_sort_keys(d_temp, bytes, d_in, d_out, n, {}, stream));
+  keep(scanlab::radix_sort_pairs(d_temp, bytes, d_in, d_out, d_in, d_out2, n, {}, stream));
+  keep(scanlab::radix_argsort(d_temp, bytes, d_in, d_count, n, {}, stream, d_out));
+  keep(scanlab::ladder::reduce(scanlab::ladder::rung::warp_shuffle, d_in, d_out, n, T(0), scanlab::plus{}, d_temp,
+                               bytes, 256, stream));
+  for (const auto rung : scanlab::ladder::all_rungs) {
+    keep(scanlab::ladder::reduce(rung, d_in, d_out, n, T(0), scanlab::plus{}, d_temp, bytes, 256, stream));
+  }
+  for (const auto variant : scanlab::ladder::scan_variants) {
+    keep(scanlab::ladder::scan(variant, scanlab::ladder::scan_kind::inclusive, d_temp, bytes, d_in, d_out, n, T(0),
+                               scanlab::plus{}, stream));
+  }
+  building_blocks_kernel<T><<<1, 128, 0, stream>>>(d_in, d_out);
+  return s;
+}
+
+// The floating-point algorithms: norms and linear recurrences.
+template <class T>
+cudaError_t floating(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_b, T* d_x, std::int64_t n,
+                     cudaStream_t stream) {
+  cudaError_t s = cudaSuccess;
+  auto keep = [&s](cudaError_t e) {
+    if (s == cudaSuccess) s = e;
+  };
+  keep(scanlab::dot(d_temp, bytes, d_a, d_b, d_x, n, stream));
+  keep(scanlab::sum_squares(d_temp, bytes, d_a, d_x, n, stream));
+  keep(scanlab::l2_norm(d_temp, bytes, d_a, d_x, n, stream));
+  keep(scanlab::rms(d_temp, bytes, d_a, d_x, n, stream));
+  keep(scanlab::rms_diff(d_temp, bytes, d_a, d_b, d_x, n, stream));
+  keep(scanlab::dot(d_temp, bytes, std::span<const T>(d_a, 4), std::span<const T>(d_b, 4), d_x, stream));
+  keep(scanlab::linear_recurrence(d_temp, bytes, d_a, d_b, d_x, n, T(0), stream));
+  keep(scanlab::linear_recurrence_batched(d_temp, bytes, d_a, d_b, d_x, n, n, scanlab::batch_layout::interleaved,
+                                          d_a, stream));
+  keep(scanlab::linear_recurrence_lambda(d_temp, bytes, d_a, d_b, d_x, n, T(0), stream));
+  keep(scanlab::linear_recurrence_lambda_batched(d_temp, bytes, d_a, d_b, d_x, n, n,
+                                                 scanlab::batch_layout::row_major, d_a, stream));
+  keep(scanlab::exponential_moving_average(d_temp, bytes, d_a, d_x, n, T(0.5), T(0), stream));
+  keep(scanlab::exponential_moving_average_batched(d_temp, bytes, d_a, d_x, n, n, scanlab::batch_layout::row_major,
+                                                   T(0.5), d_a, stream));
+  keep(scanlab::linear_recurrence_final(d_temp, bytes, d_a, d_b, d_x, n, T(0), stream));
+  keep(scanlab::linear_recurrence_final_batched(d_temp, bytes, d_a, d_b, d_x, n, n, scanlab::batch_layout::row_major,
+                                                d_a, stream));
+  return s;
+}
+
+}  // namespace arches
+
+// Referenced from a function with external linkage so that nothing is dropped before
+// code generation.
+cudaError_t scanlab_compile_arches_all(void* d_temp, std::size_t& bytes, std::int64_t n, cudaStream_t stream) {
+  cudaError_t s = cudaSuccess;
+  auto keep = [&s](cudaError_t e) {
+    if (s == cudaSuccess) s = e;
+  };
+  keep(arches::device_wide<std::int32_t>(d_temp, bytes, nullptr, nullptr, nullptr, nullptr, n, stream));
+  keep(arches::device_wide<float>(d_temp, bytes, nullptr, nullptr, nullptr, nullptr, n, stream));
+  keep(arches::floating<float>(d_temp, bytes, nullptr, nullptr, nullptr, n, stream));
+  keep(arches::floating<double>(d_temp, bytes, nullptr, nullptr, nullptr, n, stream));
+  scanlab::device_code_report report;
+  keep(scanlab::check_device_code(0, report));
+  return s;
+}
