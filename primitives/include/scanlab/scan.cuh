@@ -33,6 +33,8 @@
 //   * One launch on the device: a single block for one tile, a cooperative grid
 //     otherwise (a memset and a regular grid where cooperative launch is unavailable or
 //     refused).
+//   * Optional tuning (scanlab/tuning.hpp): a tile shape as first template argument
+//     (scan_policy below) and single_pass_options as last argument.
 #pragma once
 
 #include <scanlab/device/scan_dispatch.cuh>
@@ -67,23 +69,14 @@ using default_scan_policy = device::default_scan_policy<T>;
 
 namespace scan_detail {
 
-// The public launch options as the dispatcher's.
-inline scan_options to_scan_options(const single_pass_options& options) {
-  scan_options o;
-  o.mode = options.mode == launch_mode::cooperative ? scan_mode::cooperative
-           : options.mode == launch_mode::tickets   ? scan_mode::tickets
-                                                    : scan_mode::automatic;
-  o.max_blocks = options.max_blocks;
-  return o;
-}
-
 template <class Policy, class InputIt, class OutputIt, class T, class Op>
 [[nodiscard]] cudaError_t scan(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out, std::int64_t n,
                                bool exclusive, T init, Op op, cudaStream_t stream,
                                const single_pass_options& options) {
   if (!detail::valid_options(options)) return cudaErrorInvalidValue;
-  return dispatch_scan<detail::resolve_policy_t<Policy, device::default_scan_policy<T>>>(
-      d_temp, temp_bytes, d_in, d_out, n, exclusive, init, op, stream, to_scan_options(options));
+  using policy = detail::resolve_policy_t<Policy, device::default_scan_policy<T>>;
+  return dispatch_scan<policy>(d_temp, temp_bytes, d_in, d_out, n, exclusive, init, op, stream,
+                               detail::to_dispatch_options<scan_options>(options));
 }
 
 }  // namespace scan_detail

@@ -56,6 +56,20 @@ constexpr bool valid_options(const single_pass_options& options) {
                                      options.mode == launch_mode::cooperative || options.mode == launch_mode::tickets);
 }
 
+// The public options as a dispatcher's options struct (Options: a `mode` whose enum names
+// automatic, cooperative and tickets, and an int `max_blocks`; other members keep their
+// defaults).
+template <class Options>
+constexpr Options to_dispatch_options(const single_pass_options& options) {
+  using mode_t = decltype(Options{}.mode);
+  Options o{};
+  o.mode = options.mode == launch_mode::cooperative ? mode_t::cooperative
+           : options.mode == launch_mode::tickets   ? mode_t::tickets
+                                                    : mode_t::automatic;
+  o.max_blocks = options.max_blocks;
+  return o;
+}
+
 // Policy, or Default where Policy is default_policy.
 template <class Policy, class Default>
 struct resolve_policy {

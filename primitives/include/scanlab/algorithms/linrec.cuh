@@ -26,6 +26,12 @@
 //   ..._batched forms of the last two
 //   linear_recurrence_final(a, b, final, n, x0)       only x[n-1] (a reduction over the maps:
 //   linear_recurrence_final_batched(...)              reads a and b, writes one value per sequence)
+//   solve_linear_recurrence(src, x, final, batch, length, layout, x0s, x0)
+//                                                     any input form (linrec_ab, linrec_lambda,
+//                                                     linrec_ema), x and/or final states: the
+//                                                     general form behind all of the above
+// Optional tuning (scanlab/tuning.hpp): a tile shape as template argument (after T in the
+// named forms, first in solve_linear_recurrence) and single_pass_options as last argument.
 //
 // Guarantees, for every entry point here:
 //  - a[i] == 0 RESETS: x[i] = b[i] whatever x[i-1] is, also Inf or NaN (IEEE would give
@@ -128,28 +134,17 @@ struct source_value<ema_source<T>> {
   using type = T;
 };
 
-// The public launch options as the dispatchers' (whose segment hook stays automatic).
-inline linrec_options to_linrec_options(const single_pass_options& options) {
-  linrec_options o;
-  o.mode = options.mode == launch_mode::cooperative ? linrec_mode::cooperative
-           : options.mode == launch_mode::tickets   ? linrec_mode::tickets
-                                                    : linrec_mode::automatic;
-  o.max_blocks = options.max_blocks;
-  return o;
-}
-
 template <class Policy, class Source, class T>
 [[nodiscard]] cudaError_t solve(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
                                 std::int64_t batch, std::int64_t length, batch_layout layout, const T* d_x0s, T x0,
                                 cudaStream_t stream, const single_pass_options& options) {
   if (!detail::valid_options(options)) return cudaErrorInvalidValue;
   using policy = detail::resolve_policy_t<Policy, default_linrec_policy<T>>;
+  const auto launch = detail::to_dispatch_options<linrec_options>(options);
   if (layout == batch_layout::interleaved) {
-    return dispatch_columns<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream,
-                                    to_linrec_options(options));
+    return dispatch_columns<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch);
   }
-  return dispatch_rows<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream,
-                               to_linrec_options(options));
+  return dispatch_rows<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch);
 }
 
 }  // namespace linrec_detail

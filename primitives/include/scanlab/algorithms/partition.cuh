@@ -38,6 +38,8 @@
 //     where cooperative launch is unavailable or refused, a memset of the tile states and
 //     a regular grid). The stable forms one more small kernel; the three-way forms one
 //     more (the equal run from temp storage to its place).
+//   * Optional tuning (scanlab/tuning.hpp): a tile shape as first template argument
+//     (partition_policy below) and single_pass_options as last argument.
 #pragma once
 
 #include <scanlab/algorithms/partition_kernels.cuh>
@@ -200,16 +202,6 @@ template <class Policy = void, class InputIt, class OutputIt, class Comp>
   return cudaSuccess;
 }
 
-// The public launch options as the dispatcher's.
-inline two_way_options to_two_way_options(const single_pass_options& options) {
-  two_way_options o;
-  o.mode = options.mode == launch_mode::cooperative ? two_way_mode::cooperative
-           : options.mode == launch_mode::tickets   ? two_way_mode::tickets
-                                                    : two_way_mode::automatic;
-  o.max_blocks = options.max_blocks;
-  return o;
-}
-
 // default_policy as the dispatchers' void (their own default for two and three ways).
 template <class Policy>
 using dispatch_policy = detail::resolve_policy_t<Policy, void>;
@@ -220,7 +212,8 @@ template <class Policy, class InputIt, class OutputIt, class Pred>
                                   two_way_layout layout, cudaStream_t stream, const single_pass_options& options) {
   if (!detail::valid_options(options)) return cudaErrorInvalidValue;
   return dispatch_two_way<dispatch_policy<Policy>>(d_temp, temp_bytes, d_in, d_out, d_rejected, d_num_selected, n,
-                                                   pred, layout, stream, to_two_way_options(options));
+                                                   pred, layout, stream,
+                                                   detail::to_dispatch_options<two_way_options>(options));
 }
 
 template <class Policy, class T, class Comp>
@@ -229,7 +222,8 @@ template <class Policy, class T, class Comp>
                                     cudaStream_t stream, const single_pass_options& options) {
   if (!detail::valid_options(options)) return cudaErrorInvalidValue;
   return dispatch_three_way<dispatch_policy<Policy>>(d_temp, temp_bytes, d_in, d_out, d_counts, n, pivot, comp,
-                                                     stable, stream, to_two_way_options(options));
+                                                     stable, stream,
+                                                     detail::to_dispatch_options<two_way_options>(options));
 }
 
 }  // namespace partition_detail

@@ -37,6 +37,9 @@
 //   * Errors: cudaErrorInvalidValue for n < 0, a bad bit range, too little temp storage,
 //     or an argsort index type too narrow for n; otherwise the first failing CUDA status.
 //
+//   * Optional tuning (scanlab/tuning.hpp): the onesweep kernels' policy as first template
+//     argument (radix_sort_policy below); refused with multipass.
+//
 // Two implementations (options.algorithm), the same results:
 //   onesweep   (default) one histogram pass over the keys, then one single-pass kernel
 //              per 8-bit digit: warp multi-split ranking, per-digit decoupled look-back

@@ -40,6 +40,8 @@
 //     8 bytes of temp storage per tile of 8192 four-byte items. One launch per chunk (a
 //     single block for inputs of one tile, otherwise a cooperative grid; a memset and a
 //     regular grid where cooperative launch is unavailable or refused).
+//   * Optional tuning (scanlab/tuning.hpp): a tile shape as first template argument
+//     (select_policy below) and single_pass_options as last argument; see "tuning" below.
 //   The same entry points, computed the classic way (flags, scanlab's exclusive scan,
 //   scatter), are in scanlab/algorithms/select_three_phase.cuh (scanlab::three_phase).
 #pragma once
@@ -74,16 +76,6 @@ constexpr void check_types() {
   }
 }
 
-// The public launch options as the dispatcher's (whose chunk hook stays at its default).
-inline select_options to_select_options(const single_pass_options& options) {
-  select_options o;
-  o.mode = options.mode == launch_mode::cooperative ? select_mode::cooperative
-           : options.mode == launch_mode::tickets   ? select_mode::tickets
-                                                    : select_mode::automatic;
-  o.max_blocks = options.max_blocks;
-  return o;
-}
-
 template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
 [[nodiscard]] cudaError_t run(void* d_temp, std::size_t& temp_bytes, KeyIt keys_in, ValueIt values_in, FlagIt flags,
                               KeyOut keys_out, ValueOut values_out, std::int64_t* d_num_selected, std::int64_t n,
@@ -92,7 +84,7 @@ template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, 
   if (!detail::valid_options(options)) return cudaErrorInvalidValue;
   using policy = detail::resolve_policy_t<Policy, policy_for<KeyIt, ValueIt>>;
   return dispatch_select<policy>(d_temp, temp_bytes, keys_in, values_in, flags, keys_out, values_out, d_num_selected,
-                                 n, selector, stream, to_select_options(options));
+                                 n, selector, stream, detail::to_dispatch_options<select_options>(options));
 }
 
 }  // namespace select_detail
