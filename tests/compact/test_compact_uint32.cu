@@ -50,7 +50,7 @@ TEST_F(compact_uint32, PublicPolicyAndOptions) {
       const std::int64_t n = k * tile + d;
       if (n > scanlab::test::max_test_n()) continue;
       const auto salt = static_cast<std::uint64_t>(n);
-      const std::vector<T> h_in = random_data<T>(n, seed + salt);
+      const std::vector<T> h_in = scanlab::test::compact::random_data<T>(n, seed + salt);
       const std::vector<T> h_runs = runs_data<T>(n, seed + salt, 3.0);
       std::mt19937_64 rng(seed ^ salt);
       std::vector<std::uint8_t> h_flags(static_cast<std::size_t>(n));

@@ -36,7 +36,6 @@
 //   * Deterministic: a sort's output is a function of its input (integer counts only).
 //   * Errors: cudaErrorInvalidValue for n < 0, a bad bit range, too little temp storage,
 //     or an argsort index type too narrow for n; otherwise the first failing CUDA status.
-//
 //   * Optional tuning (scanlab/tuning.hpp): the onesweep kernels' policy as first template
 //     argument (radix_sort_policy below); refused with multipass.
 //
