@@ -32,6 +32,14 @@
 
 namespace scanlab::test::compact {
 
+// Items per tile of a tuning on this GPU (the policy is chosen per architecture).
+template <class Tuning>
+std::int64_t tile_on_device() {
+  std::int64_t items = 0;
+  SCANLAB_CHECK(scanlab::detail::device_tile_items<Tuning>(items));
+  return items;
+}
+
 // ---- element types and predicates ---------------------------------------------------
 
 // 12 bytes: neither a divisor nor a multiple of 16 (element-wise loads).
@@ -317,7 +325,7 @@ void check_all(op o, const std::vector<T>& h_in, const std::vector<std::uint8_t>
 // of the tile state) and random sizes.
 template <class T>
 std::vector<std::int64_t> compact_sizes(std::uint64_t seed) {
-  const std::int64_t tile = select_detail::policy_for<const T*, select_detail::none_iterator>::tile_items;
+  const std::int64_t tile = tile_on_device<select_detail::policy_for<const T*, select_detail::none_iterator>>();
   std::vector<std::int64_t> sizes = boundary_sizes(tile, 3);
   for (const std::int64_t n : {32 * tile - 1, 32 * tile + 1, 70 * tile + 3, 7 * tile + 77}) sizes.push_back(n);
   for (const std::int64_t n : random_sizes(3, std::int64_t{1} << 20, seed)) sizes.push_back(n);
@@ -381,7 +389,7 @@ void modes_test() {
   using select_detail::select_mode;
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const std::int64_t tile = select_detail::policy_for<const T*, select_detail::none_iterator>::tile_items;
+  const std::int64_t tile = tile_on_device<select_detail::policy_for<const T*, select_detail::none_iterator>>();
   const select_detail::select_options configs[] = {
       {select_mode::cooperative, 2, 0}, {select_mode::cooperative, 3, 0}, {select_mode::cooperative, 33, 0},
       {select_mode::tickets, 0, 0},     {select_mode::tickets, 3, 0},     {select_mode::cooperative, 0, 1},
@@ -413,7 +421,7 @@ template <class T>
 void exact_output_test() {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const std::int64_t tile = select_detail::policy_for<const T*, select_detail::none_iterator>::tile_items;
+  const std::int64_t tile = tile_on_device<select_detail::policy_for<const T*, select_detail::none_iterator>>();
   for (const std::int64_t n : capped({1, tile - 1, 5 * tile + 3, 40 * tile + 17})) {
     const std::vector<T> h_in = random_data<T>(n, seed + static_cast<std::uint64_t>(n));
     auto d_in = upload(h_in);
@@ -474,7 +482,7 @@ void pairs_test() {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
   using policy = select_detail::policy_for<const K*, const V*>;
-  const std::int64_t tile = policy::tile_items;
+  const std::int64_t tile = tile_on_device<policy>();
   std::vector<std::int64_t> sizes = boundary_sizes(tile, 2);
   sizes.push_back(37 * tile + 11);
   sizes.push_back(random_sizes(1, std::int64_t{1} << 19, seed)[0]);
@@ -600,7 +608,7 @@ template <class T>
 void unaligned_test() {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const std::int64_t tile = select_detail::policy_for<const T*, select_detail::none_iterator>::tile_items;
+  const std::int64_t tile = tile_on_device<select_detail::policy_for<const T*, select_detail::none_iterator>>();
   const std::int64_t n = std::min<std::int64_t>(max_test_n(), 9 * tile + 5);
   const std::vector<T> h_in = random_data<T>(n + 1, seed);
   auto d_in = upload(h_in);

@@ -1,8 +1,9 @@
 // CUDA graphs: reductions (reduce_sum / min / max, reduce with a wider init, transform_reduce,
 // segmented_reduce) and norms (dot, rms, rms_diff) captured once and replayed on new data.
 // The default sizes reach every launch of the dispatchers: reduce_tile_kernel (up to 16 KB),
-// the looping single block (up to 128 KB) and the cooperative grid; the norms' single block
-// (up to 8192 floats) and their cooperative grid.
+// the looping single block (up to 128 KB) and the cooperative grid, which the norms (calls of
+// transform_reduce) share: rms of 1000 / 20000 floats takes the first two, dot and rms_diff
+// (two arrays zipped: 16 KB is 2048 pairs) the tile kernel and the grid.
 #include "graph/graph_test_common.cuh"
 
 #include <scanlab/algorithms/norms.cuh>

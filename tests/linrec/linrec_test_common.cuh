@@ -35,6 +35,14 @@ namespace cubx = scanlab::linrec_cub;
 template <class T>
 using policy = ld::default_linrec_policy<T>;
 
+// Items per tile of the default policy on this GPU (chosen per architecture).
+template <class T>
+std::int64_t tile_of() {
+  std::int64_t items = 0;
+  SCANLAB_CHECK(scanlab::detail::device_tile_items<policy<T>>(items));
+  return items;
+}
+
 // How a is drawn (b is uniform in [-1, 1) throughout).
 enum class a_kind {
   contracting,  // |a| < 0.9, both signs
@@ -200,7 +208,7 @@ void single_sequence_test(a_kind kind) {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
   SCOPED_TRACE(name(kind));
-  for (std::int64_t n : single_sizes(policy<T>::tile_items, seed)) {
+  for (std::int64_t n : single_sizes(tile_of<T>(), seed)) {
     const auto h = make_problem<T>(n, kind, seed + static_cast<std::uint64_t>(n));
     check_ab(h, shape{.batch = 1, .length = n});
   }
@@ -211,7 +219,7 @@ template <class T>
 void modes_test() {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const std::int64_t tile = policy<T>::tile_items;
+  const std::int64_t tile = tile_of<T>();
   for (std::int64_t n : capped({3 * tile + 5, 40 * tile - 1, 70 * tile + 3})) {
     const auto h = make_problem<T>(n, a_kind::mixed, seed + 7);
     device_buffer<T> d_p(view(h.p));
@@ -243,7 +251,7 @@ template <class T>
 void batched_test(batch_layout layout) {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const std::int64_t tile = policy<T>::tile_items;
+  const std::int64_t tile = tile_of<T>();
   const std::vector<std::pair<std::int64_t, std::int64_t>> shapes = {
       {1, 1000},   {1000, 1},      {5, 3},          {17, 2},         {300, 100},   {7, tile - 1},
       {33, tile + 1}, {3, 3 * tile}, {1024, 64},     {2, 100000},     {200, 999},   {0, 10},
@@ -316,7 +324,7 @@ template <class T>
 void final_states_test() {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const std::int64_t tile = policy<T>::tile_items;
+  const std::int64_t tile = tile_of<T>();
   for (const auto& [batch, length] : std::vector<std::pair<std::int64_t, std::int64_t>>{
            {1, 0}, {1, 1}, {1, tile}, {1, 40 * tile + 3}, {5, 0}, {7, 1}, {100, 1000}, {3, 50000}, {20000, 3}}) {
     if (batch * length > max_test_n()) continue;
@@ -343,7 +351,7 @@ void special_values_test() {
   SCOPED_TRACE(seed_trace(seed));
   const T nan = std::numeric_limits<T>::quiet_NaN();
   const T inf = std::numeric_limits<T>::infinity();
-  const std::int64_t length = 3 * policy<T>::tile_items + 11;
+  const std::int64_t length = 3 * tile_of<T>() + 11;
   for (batch_layout layout : {batch_layout::row_major, batch_layout::interleaved}) {
     const std::int64_t batch = 4;
     auto h = make_problem<T>(batch * length, a_kind::contracting, seed + 17);
@@ -382,7 +390,7 @@ template <class T>
 void in_place_and_alignment_test() {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const std::int64_t n = std::min<std::int64_t>(5 * policy<T>::tile_items + 3, max_test_n());
+  const std::int64_t n = std::min<std::int64_t>(5 * tile_of<T>() + 3, max_test_n());
   const auto h = make_problem<T>(n, a_kind::contracting, seed + 23);
   std::size_t bytes = 0;
   SCANLAB_CHECK(linear_recurrence<T>(nullptr, bytes, nullptr, nullptr, nullptr, n, h.x0));
@@ -432,7 +440,7 @@ void api_contract_test() {
             (linear_recurrence_batched<T>(nullptr, bytes, nullptr, nullptr, nullptr, std::int64_t{1} << 40,
                                           std::int64_t{1} << 40, batch_layout::row_major)));
   // Too little temp storage.
-  const std::int64_t n = 10 * policy<T>::tile_items;
+  const std::int64_t n = 10 * tile_of<T>();
   ASSERT_EQ(cudaSuccess, (linear_recurrence<T>(nullptr, bytes, nullptr, nullptr, nullptr, n, T(0))));
   EXPECT_GE(bytes, 1u);
   device_buffer<T> d_a(n), d_b(n), d_x(n);

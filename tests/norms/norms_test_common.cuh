@@ -212,10 +212,19 @@ std::vector<unsigned char> bytes_of(T value) {
   return b;
 }
 
-// Elements in one tile of the single-block path (512 threads x 4 vectors of 16 bytes).
+// The sizes where the reduction engine changes launch or round for one array (const T*)
+// and for two (zip_input<T>): the one-round tile kernel's limit, one round and the whole
+// of the single block, one tile of the grid.
 template <class T>
-constexpr std::int64_t tile_items() {
-  return std::int64_t{512} * 4 * (16 / static_cast<std::int64_t>(sizeof(T)));
+std::vector<std::int64_t> launch_boundaries() {
+  namespace d = scanlab::detail;
+  using policy = d::reduce_policy_sm90;
+  using one = const T*;
+  using two = scanlab::zip_input<T>;
+  return {d::tile_kernel_items<policy::tile, one>(),        d::tile_kernel_items<policy::tile, two>(),
+          d::tile_items<policy::single_block, one>(),        d::tile_items<policy::single_block, two>(),
+          d::single_block_items<policy::single_block, one>(), d::single_block_items<policy::single_block, two>(),
+          d::tile_items<policy, one>(),                     d::tile_items<policy, two>()};
 }
 
 // ---- cuBLAS, for the accuracy comparison ------------------------------------------------
@@ -315,12 +324,12 @@ TYPED_TEST_P(norms_typed, BoundarySizes) {
   using Acc = typename TypeParam::acc;
   const auto seed = test_seed() + 1;
   SCOPED_TRACE(seed_trace(seed));
-  constexpr std::int64_t tile = tile_items<T>();
-  std::vector<std::int64_t> sizes = boundary_sizes(tile, 3);
-  for (std::int64_t s : boundary_sizes(16 / static_cast<std::int64_t>(sizeof(T)) * 512 * 2, 2)) sizes.push_back(s);
-  for (std::int64_t s : {std::int64_t{5}, std::int64_t{31}, std::int64_t{1} << 20, (std::int64_t{1} << 20) + 7}) {
-    sizes.push_back(s);
+  std::vector<std::int64_t> sizes = {0, 1, 2, 3, 5, 31, std::int64_t{1} << 20, (std::int64_t{1} << 20) + 7};
+  for (const std::int64_t b : launch_boundaries<T>()) {
+    for (const std::int64_t d : {-1, 0, 1}) sizes.push_back(b + d);
   }
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   for (const std::int64_t n : capped(sizes)) {
     const auto x = random_data<T>(n, seed + static_cast<std::uint64_t>(n));
     const auto y = random_data<T>(n, seed + static_cast<std::uint64_t>(n) + 1000);
@@ -333,7 +342,9 @@ TYPED_TEST_P(norms_typed, MisalignedStarts) {
   using Acc = typename TypeParam::acc;
   const auto seed = test_seed() + 2;
   SCOPED_TRACE(seed_trace(seed));
-  for (const std::int64_t n : capped({std::int64_t{3}, std::int64_t{1000}, tile_items<T>() + 5, std::int64_t{300001}})) {
+  const std::vector<std::int64_t> bounds = launch_boundaries<T>();
+  for (const std::int64_t n : capped({std::int64_t{3}, std::int64_t{1000}, bounds[0] + 5, bounds[1] + 5, bounds[5] + 5,
+                                      std::int64_t{300001}})) {
     const auto x = random_data<T>(n, seed + static_cast<std::uint64_t>(n));
     const auto y = random_data<T>(n, seed + static_cast<std::uint64_t>(n) + 99);
     // Same misalignment (vectors with a head), and different (the scalar path).
@@ -481,6 +492,63 @@ TYPED_TEST_P(norms_typed, DeterministicBits) {
   }
 }
 
+// The scaled sum of squares of l2_norm, rms and rms_diff reduces each 16-byte unit with
+// its shortcut (scaled_square::reduce_unit), promised to give the bits of the per-item
+// path. On the device, through the whole engine: the same input reduced with the
+// shortcut and with the same transform stripped of it gives the same three sums, bit for
+// bit, at the sizes of the tile kernel, the single block and the grid.
+template <class Tf>
+struct without_shortcut {
+  Tf tf;
+  template <class Item>
+  __host__ __device__ auto operator()(const Item& item) const {
+    return tf(item);
+  }
+};
+
+template <class State, class Input, class Tf>
+std::vector<unsigned char> reduced_bits(Input in, std::int64_t n, Tf tf) {
+  device_buffer<State> out(1);
+  std::size_t bytes = 0;
+  SCANLAB_CHECK(scanlab::transform_reduce(nullptr, bytes, in, out.data(), n, State{}, scanlab::plus{}, tf));
+  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
+  SCANLAB_CHECK(scanlab::transform_reduce(temp.data(), bytes, in, out.data(), n, State{}, scanlab::plus{}, tf));
+  SCANLAB_CHECK(cudaDeviceSynchronize());
+  return bytes_of(out.to_host()[0]);
+}
+
+TYPED_TEST_P(norms_typed, UnitShortcutKeepsTheBits) {
+  using T = typename TypeParam::data;
+  using Acc = typename TypeParam::acc;
+  namespace nk = scanlab::detail::norms;
+  using state = nk::scaled_ssq<Acc>;
+  using one = nk::scaled_square<Acc, nk::element<Acc>>;
+  using two = nk::scaled_square<Acc, nk::difference<Acc>>;
+  const auto seed = test_seed() + 8;
+  SCOPED_TRACE(seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> pick(0, 99);
+  const T huge = sizeof(T) == 4 ? T(1e30) : T(1e300);
+  const T tiny = sizeof(T) == 4 ? T(1e-30) : T(1e-300);
+  for (const std::int64_t n : capped({std::int64_t{3000}, std::int64_t{30000}, std::int64_t{1} << 20})) {
+    // Mostly ordinary values (whole units take the fast path), some zeros, and about one
+    // value in 60 huge or tiny (their units take the per-item path).
+    auto x = random_data<T>(n, seed + static_cast<std::uint64_t>(n));
+    auto y = random_data<T>(n, seed + static_cast<std::uint64_t>(n) + 1);
+    for (auto& v : x) {
+      const int p = pick(rng);
+      v = p < 5 ? T(0) : p == 5 ? v * huge : p == 6 ? v * tiny : v;
+    }
+    device_buffer<T> dx{std::span<const T>(x)}, dy{std::span<const T>(y)};
+    const std::string where = "n = " + std::to_string(n);
+    EXPECT_EQ(reduced_bits<state>(dx.data(), n, one{}), reduced_bits<state>(dx.data(), n, without_shortcut<one>{}))
+        << "one input, " << where;
+    const auto zipped = scanlab::zip(static_cast<const T*>(dx.data()), static_cast<const T*>(dy.data()));
+    EXPECT_EQ(reduced_bits<state>(zipped, n, two{}), reduced_bits<state>(zipped, n, without_shortcut<two>{}))
+        << "two inputs, " << where;
+  }
+}
+
 TYPED_TEST_P(norms_typed, MismatchedLengthsRejected) {
   using T = typename TypeParam::data;
   using Acc = typename TypeParam::acc;
@@ -498,6 +566,6 @@ TYPED_TEST_P(norms_typed, MismatchedLengthsRejected) {
 
 REGISTER_TYPED_TEST_SUITE_P(norms_typed, EmptyInput, NegativeCountIsInvalid, BoundarySizes, MisalignedStarts,
                             RandomSizes, NanPropagates, InfPropagates, HugeAndTinyMagnitudes, DeterministicBits,
-                            MismatchedLengthsRejected);
+                            UnitShortcutKeepsTheBits, MismatchedLengthsRejected);
 
 }  // namespace scanlab::test::norms

@@ -1,8 +1,11 @@
-// The arithmetic of scanlab's norms, on the CPU: the accumulators and kinds of
-// scanlab/algorithms/norms_kernels.cuh are __host__ __device__, so their numerics (the
-// scaled sum of squares of l2_norm, rms and rms_diff above all) are checked here without
-// a GPU. A small emulation feeds them the way the kernels do: groups of K values summed
-// in a fixed tree, per-"thread" running states, then a tree over the threads.
+// The arithmetic of scanlab's norms, on the CPU: the transforms, the scaled sum of
+// squares and the epilogues of scanlab/algorithms/norms_kernels.cuh are __host__
+// __device__, so their numerics (the scaling of l2_norm, rms and rms_diff above all) are
+// checked here without a GPU. A small emulation feeds them the way the reduction engine
+// does: units of K items (the transform's reduce_unit shortcut where it has one), groups
+// of units summed in a tree, per-"thread" running sums, a tree over the threads, then the
+// epilogue. Also checked here: that the shortcut gives exactly the bits of the per-item
+// path it replaces, and that tree_fold has detail::tree_reduce's order.
 #include "norms/norms_reference.hpp"
 
 #include <scanlab/algorithms/norms_kernels.cuh>
@@ -11,10 +14,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -22,29 +27,72 @@ namespace {
 namespace nk = scanlab::detail::norms;
 namespace ref = scanlab::norms_ref;
 
-// Kind::finish of the total of x (and y), accumulated as the kernels do with groups of K
-// values and `threads` running states.
+template <class Kind>
+using state_of = typename Kind::state;
+
+// The item i of Kind's input: x[i], or {x[i], y[i]} for a two-input kind.
+template <class Kind, class T>
+auto item_at(std::span<const T> x, std::span<const T> y, std::int64_t i) {
+  const auto k = static_cast<std::size_t>(i);
+  if constexpr (Kind::inputs == 2) return scanlab::zip_item<T>{x[k], y[k]};
+  else return x[k];
+}
+
+template <class Kind, class Item>
+state_of<Kind> one_item(const Item& item) {
+  return static_cast<state_of<Kind>>(typename Kind::transform{}(item));
+}
+
+// One unit: the transform's shortcut where it has one (detail::unit_reducer), else the
+// tree of the per-item values, as the engine's reduce_unit does.
+template <class Kind, int K, class Item>
+state_of<Kind> one_unit(const Item (&items)[K]) {
+  const typename Kind::transform tf{};
+  if constexpr (scanlab::detail::unit_reducer<typename Kind::transform, Item, K, state_of<Kind>, scanlab::plus>) {
+    return tf.reduce_unit(items, scanlab::plus{});
+  } else {
+    state_of<Kind> values[K];
+    for (int m = 0; m < K; ++m) values[m] = one_item<Kind>(items[m]);
+    return nk::tree_fold<K>(values, scanlab::plus{});
+  }
+}
+
+// What Kind writes for a total.
+template <class Kind>
+auto finish(const state_of<Kind>& total, std::int64_t n) {
+  const auto epilogue = Kind::epilogue(n);
+  if constexpr (std::is_same_v<decltype(epilogue), const nk::no_epilogue>) return total;
+  else return epilogue(total);
+}
+
+// Kind's result on x (and y), accumulated as the engine does with units of K items,
+// groups of `group` units, and `threads` running sums.
 template <class Kind, int K, class T>
-auto emulate(std::span<const T> x, std::span<const T> y, int threads = 5) {
-  using accumulator = typename Kind::accumulator;
-  using state = typename accumulator::state;
-  using Acc = decltype(Kind::value(T(), T()));
-  std::vector<state> running(static_cast<std::size_t>(threads), accumulator::zero());
+auto emulate(std::span<const T> x, std::span<const T> y, int threads = 5, int group = 4) {
+  using state = state_of<Kind>;
+  using Item = decltype(item_at<Kind>(x, y, 0));
+  std::vector<state> running(static_cast<std::size_t>(threads), state{});
   const auto n = static_cast<std::int64_t>(x.size());
   std::int64_t i = 0;
   int t = 0;
-  for (; i + K <= n; i += K, t = (t + 1) % threads) {
-    Acc values[K];
-    for (int m = 0; m < K; ++m) values[m] = Kind::value(x[i + m], y[i + m]);
-    running[t] = accumulator::combine(running[t], accumulator::group(values));
+  for (; i + std::int64_t{K} * group <= n; t = (t + 1) % threads) {
+    std::vector<state> units;
+    for (int g = 0; g < group; ++g, i += K) {
+      Item items[K];
+      for (int m = 0; m < K; ++m) items[m] = item_at<Kind>(x, y, i + m);
+      units.push_back(one_unit<Kind>(items));
+    }
+    state tree = units[0];  // a tree over the group's units (its shape does not matter here)
+    for (int g = 1; g < group; ++g) tree = tree + units[static_cast<std::size_t>(g)];
+    running[static_cast<std::size_t>(t)] = running[static_cast<std::size_t>(t)] + tree;
   }
   for (; i < n; ++i, t = (t + 1) % threads) {
-    const Acc one[1] = {Kind::value(x[i], y[i])};
-    running[t] = accumulator::combine(running[t], accumulator::group(one));
+    state& run = running[static_cast<std::size_t>(t)];
+    run = run + one_item<Kind>(item_at<Kind>(x, y, i));
   }
-  state total = accumulator::zero();
-  for (const state& s : running) total = accumulator::combine(total, s);
-  return Kind::finish(total, n);
+  state total{};
+  for (const state& s : running) total = total + s;
+  return finish<Kind>(total, n);
 }
 
 template <class T, class Acc>
@@ -82,8 +130,8 @@ void check_scale(T scale, std::int64_t n, double rel, const std::string& label) 
   const std::string where = label + " n=" + std::to_string(n);
   const auto r16 = all_of<T, Acc, 16>(x, y);
   const auto r4 = all_of<T, Acc, 4>(x, y);
-  expect_relative<T, Acc>(r16.l2, std::sqrt(ssq), rel, "l2 (groups of 16) " + where);
-  expect_relative<T, Acc>(r4.l2, std::sqrt(ssq), rel, "l2 (groups of 4) " + where);
+  expect_relative<T, Acc>(r16.l2, std::sqrt(ssq), rel, "l2 (units of 16) " + where);
+  expect_relative<T, Acc>(r4.l2, std::sqrt(ssq), rel, "l2 (units of 4) " + where);
   expect_relative<T, Acc>(r16.rms, ref::root_mean(ssq, n), rel, "rms " + where);
   expect_relative<T, Acc>(r16.rms_diff, ref::root_mean(dsq, n), rel, "rms_diff " + where);
 }
@@ -207,9 +255,125 @@ TEST(norm_arithmetic, ScalingConstantsAreConsistent) {
   EXPECT_TRUE(std::isfinite(topd * topd * 0x1p40));
   EXPECT_TRUE(std::isfinite(kf::t_big * kf::t_big * 0x1p40f));
   // Float data in a double accumulator needs no scaling; float in float and double in double do.
-  EXPECT_FALSE((nk::scaled_ssq_accumulator<float, double>::needs_scaling));
-  EXPECT_TRUE((nk::scaled_ssq_accumulator<float, float>::needs_scaling));
-  EXPECT_TRUE((nk::scaled_ssq_accumulator<double, double>::needs_scaling));
+  EXPECT_FALSE((nk::l2_norm_kind<float, double>::scaled));
+  EXPECT_FALSE((nk::rms_diff_kind<float, double>::scaled));
+  EXPECT_TRUE((nk::l2_norm_kind<float, float>::scaled));
+  EXPECT_TRUE((nk::rms_diff_kind<double, double>::scaled));
+}
+
+// tree_fold (norms_kernels.cuh) must combine in the order of detail::tree_reduce
+// (block/block_reduce.cuh), which is device-only: its loop, transcribed here, on an
+// operator that neither commutes nor associates, so any other order shows.
+std::uint64_t tree_reduce_transcribed(std::vector<std::uint64_t> values) {
+  const auto op = [](std::uint64_t a, std::uint64_t b) { return a * 1000003u + b + 7; };
+  for (int width = static_cast<int>(values.size()); width > 1; width = (width + 1) / 2) {
+    const int half = (width + 1) / 2;
+    for (int i = 0; i + half < width; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      values[k] = op(values[k], values[k + static_cast<std::size_t>(half)]);
+    }
+  }
+  return values[0];
+}
+
+template <int N>
+void check_tree_fold() {
+  std::uint64_t values[N];
+  std::vector<std::uint64_t> copy;
+  for (int i = 0; i < N; ++i) {
+    values[i] = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(i + 1);
+    copy.push_back(values[i]);
+  }
+  const auto op = [](std::uint64_t a, std::uint64_t b) { return a * 1000003u + b + 7; };
+  EXPECT_EQ(nk::tree_fold<N>(values, op), tree_reduce_transcribed(copy)) << "N = " << N;
+}
+
+TEST(norm_arithmetic, TreeFoldHasTreeReduceOrder) {
+  check_tree_fold<1>();
+  check_tree_fold<2>();
+  check_tree_fold<3>();
+  check_tree_fold<4>();
+  check_tree_fold<5>();
+  check_tree_fold<7>();
+  check_tree_fold<8>();
+  check_tree_fold<11>();
+  check_tree_fold<16>();
+  check_tree_fold<17>();
+}
+
+// The engine's promise for a unit shortcut (detail::unit_reducer): reduce_unit returns
+// the bits of the tree of the per-item values. Random units mixing ordinary values with
+// zeros of both signs, huge, tiny, subnormal, infinite and NaN ones.
+template <class T>
+T random_magnitude(std::mt19937_64& rng) {
+  using lim = std::numeric_limits<T>;
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::uniform_int_distribution<int> pick(0, 19);
+  const T v = static_cast<T>(u(rng));
+  switch (pick(rng)) {
+    case 0: return T(0);
+    case 1: return -T(0);
+    case 2: return v * (sizeof(T) == 4 ? T(1e30) : T(1e300));
+    case 3: return v * (sizeof(T) == 4 ? T(1e-30) : T(1e-300));
+    case 4: return v * lim::denorm_min() * T(1000);
+    case 5: return v < 0 ? -lim::infinity() : lim::infinity();
+    case 6: return lim::quiet_NaN();
+    case 7: return lim::max() * v;
+    case 8: return v * (sizeof(T) == 4 ? T(0x1p43) : T(0x1p491));  // around t_big
+    case 9: return v * (sizeof(T) == 4 ? T(0x1p-63) : T(0x1p-511));  // around t_small
+    default: return v;
+  }
+}
+
+template <class State>
+std::vector<unsigned char> bits_of(const State& s) {
+  std::vector<unsigned char> b(sizeof(State));
+  std::memcpy(b.data(), &s, sizeof(State));
+  return b;
+}
+
+template <class Kind, int K, class T>
+void check_shortcut(std::uint64_t seed) {
+  static_assert(Kind::scaled, "the scaled kinds are the ones with a shortcut");
+  using state = state_of<Kind>;
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution ordinary_unit(0.5);
+  std::uniform_real_distribution<double> ordinary(-3.0, 3.0);
+  int fast = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    std::vector<T> x(K), y(K);
+    // Half the units: ordinary values and zeros only (the fast path), whose sums round
+    // differently in another order.
+    const bool plain = ordinary_unit(rng);
+    for (int m = 0; m < K; ++m) {
+      x[static_cast<std::size_t>(m)] = plain ? (m == 1 ? T(0) : T(ordinary(rng))) : random_magnitude<T>(rng);
+      y[static_cast<std::size_t>(m)] = plain ? T(ordinary(rng)) : random_magnitude<T>(rng);
+    }
+    using Item = decltype(item_at<Kind>(std::span<const T>(x), std::span<const T>(y), 0));
+    Item items[K];
+    state per_item[K];
+    for (int m = 0; m < K; ++m) {
+      items[m] = item_at<Kind>(std::span<const T>(x), std::span<const T>(y), m);
+      per_item[m] = one_item<Kind>(items[m]);
+    }
+    const state shortcut = typename Kind::transform{}.reduce_unit(items, scanlab::plus{});
+    const state tree = nk::tree_fold<K>(per_item, scanlab::plus{});
+    ASSERT_EQ(bits_of(shortcut), bits_of(tree)) << "trial " << trial << ", K = " << K;
+    fast += plain;
+  }
+  EXPECT_GT(fast, 1000);
+}
+
+TEST(norm_arithmetic, UnitShortcutKeepsTheBits) {
+  check_shortcut<nk::l2_norm_kind<float, float>, 4, float>(1);
+  check_shortcut<nk::rms_diff_kind<float, float>, 4, float>(2);
+  check_shortcut<nk::l2_norm_kind<double, double>, 2, double>(3);
+  check_shortcut<nk::rms_diff_kind<double, double>, 2, double>(4);
+  check_shortcut<nk::rms_kind<float, float>, 16, float>(5);
+  // The engine takes the shortcut exactly where the transform offers one for plus.
+  static_assert(scanlab::detail::unit_reducer<nk::scaled_square<float, nk::element<float>>, float, 4,
+                                              nk::scaled_ssq<float>, scanlab::plus>);
+  static_assert(!scanlab::detail::unit_reducer<nk::square<float, nk::element<float>>, float, 4, float, scanlab::plus>);
 }
 
 }  // namespace

@@ -38,9 +38,14 @@
 
 namespace scanlab::test::partition {
 
-// The tile of the partitions for T (sizes around its multiples are the interesting ones).
+// The tile of the partitions for T on this GPU (sizes around its multiples are the
+// interesting ones; the policy is chosen per architecture).
 template <class T>
-constexpr std::int64_t tile_items = scanlab::partition_detail::default_partition_policy<T>::tile_items;
+std::int64_t tile_items() {
+  std::int64_t items = 0;
+  SCANLAB_CHECK(scanlab::detail::device_tile_items<scanlab::partition_detail::default_partition_policy<T>>(items));
+  return items;
+}
 
 template <class T>
 bool host_less(const T& a, const T& b) {
@@ -147,9 +152,9 @@ std::vector<T> make_data(pattern p, std::int64_t n, std::uint64_t seed) {
 // Sizes: around tile boundaries, a few random ones, a larger one.
 template <class T>
 std::vector<std::int64_t> test_sizes(std::uint64_t seed) {
-  std::vector<std::int64_t> sizes = boundary_sizes(tile_items<T>, 3);
-  for (const std::int64_t extra : {std::int64_t{31}, std::int64_t{33}, 32 * tile_items<T> + 1,
-                                   33 * tile_items<T> - 1, std::int64_t{1} << 20}) {
+  std::vector<std::int64_t> sizes = boundary_sizes(tile_items<T>(), 3);
+  for (const std::int64_t extra : {std::int64_t{31}, std::int64_t{33}, 32 * tile_items<T>() + 1,
+                                   33 * tile_items<T>() - 1, std::int64_t{1} << 20}) {
     sizes.push_back(extra);
   }
   for (const std::int64_t r : random_sizes(3, 200000, seed)) sizes.push_back(r);
@@ -249,14 +254,14 @@ void two_way_test() {
     }
   }
   // Everything selected, nothing selected.
-  const std::int64_t n = std::min<std::int64_t>(3 * tile_items<T> + 5, max_test_n());
+  const std::int64_t n = std::min<std::int64_t>(3 * tile_items<T>() + 5, max_test_n());
   auto data = make_data<T>(pattern::many_duplicates, n, seed);
   two_way_case<T>(data, T(100), "all selected");
   two_way_case<T>(data, T(0), "none selected");
   // Both launch modes with small grids: each block takes several tiles, so small inputs go
   // through the deferred look-back (and round one, in cooperative mode).
   using scanlab::partition_detail::two_way_mode;
-  const std::int64_t two_way_tile = scanlab::partition_detail::default_two_way_policy<T>::tile_items;
+  const std::int64_t two_way_tile = tile_items<T>();
   for (const std::int64_t m : capped({5 * two_way_tile + 77, 8 * two_way_tile, 13 * two_way_tile - 1})) {
     const auto d = make_data<T>(pattern::random, m, seed + 7 * static_cast<std::uint64_t>(m));
     for (const two_way_mode mode : {two_way_mode::cooperative, two_way_mode::tickets}) {
@@ -336,13 +341,13 @@ void three_way_test() {
     }
   }
   if constexpr (std::is_floating_point_v<T>) {  // NaN as the pivot: all NaNs equal, numbers less
-    const std::int64_t n = std::min<std::int64_t>(2 * tile_items<T> + 3, max_test_n());
+    const std::int64_t n = std::min<std::int64_t>(2 * tile_items<T>() + 3, max_test_n());
     three_way_case<T>(make_data<T>(pattern::nans, n, seed), std::numeric_limits<T>::quiet_NaN(), "nan pivot");
   }
   // Both launch modes with small grids (the deferred look-back and round one on small
   // inputs), on data with many keys equal to the pivot.
   using scanlab::partition_detail::two_way_mode;
-  for (const std::int64_t m : capped({5 * tile_items<T> + 77, 13 * tile_items<T> - 1})) {
+  for (const std::int64_t m : capped({5 * tile_items<T>() + 77, 13 * tile_items<T>() - 1})) {
     const auto d = make_data<T>(pattern::many_duplicates, m, seed + 5 * static_cast<std::uint64_t>(m));
     for (const two_way_mode mode : {two_way_mode::cooperative, two_way_mode::tickets}) {
       for (const int blocks : {1, 3}) {
@@ -456,7 +461,7 @@ void quicksort_test(bool pairs) {
   // Tiny leaves: a dozen partition levels on inputs of a few thousand, with many segments
   // and many small leaves per level; in place too.
   for (const std::int64_t leaf : {std::int64_t{2}, std::int64_t{64}, std::int64_t{1000}}) {
-    for (const std::int64_t n : capped({std::int64_t{3}, std::int64_t{777}, 3 * tile_items<T> + 1, std::int64_t{50000}})) {
+    for (const std::int64_t n : capped({std::int64_t{3}, std::int64_t{777}, 3 * tile_items<T>() + 1, std::int64_t{50000}})) {
       for (const pattern p : patterns_for(std::is_floating_point_v<T>)) {
         const auto data = make_data<T>(p, n, seed * 3 + static_cast<std::uint64_t>(n));
         sort_case<T>(data, {.leaf_items = leaf}, pairs, n % 2 == 1,
@@ -509,7 +514,7 @@ void quicksort_fallback_test(bool pairs) {
     if (::testing::Test::HasFatalFailure()) return;
   }
   // Tiny leaves, one level: dozens of segments of all sizes into the fallback at once.
-  for (const std::int64_t n : capped({std::int64_t{777}, 3 * tile_items<T> + 1, std::int64_t{50000}, std::int64_t{300001}})) {
+  for (const std::int64_t n : capped({std::int64_t{777}, 3 * tile_items<T>() + 1, std::int64_t{50000}, std::int64_t{300001}})) {
     for (const pattern p : patterns_for(std::is_floating_point_v<T>)) {
       const auto data = make_data<T>(p, n, seed * 5 + static_cast<std::uint64_t>(n));
       sort_case<T>(data, {.leaf_items = 64, .seed = seed, .level_budget = 1}, pairs, false,

@@ -108,6 +108,14 @@ struct placement {
   std::vector<std::int64_t> positions;  // empty: no NaN; {-1}: every element
 };
 
+// Items per tile of the production scan on this GPU (its policy is chosen per architecture).
+template <class T>
+std::int64_t scan_tile() {
+  std::int64_t items = 0;
+  SCANLAB_CHECK(detail::device_tile_items<device::default_scan_policy<T>>(items));
+  return items;
+}
+
 template <class T>
 std::vector<placement> placements(std::int64_t n) {
   std::vector<placement> out = {{"no NaN", {}}, {"first", {0}}, {"last", {n - 1}}, {"middle", {n / 2}}};
@@ -115,7 +123,7 @@ std::vector<placement> placements(std::int64_t n) {
   // Tile and block boundaries of the production path (both sides of each).
   for (const std::int64_t b : {production_grid_tile<T>(), production_tile<T>(),
                                scanlab::detail::tile_kernel_items<scanlab::detail::reduce_policy_sm90::tile, const T*>(),
-                               std::int64_t{device::default_scan_policy<T>::tile_items}}) {
+                               scan_tile<T>()}) {
     if (b < n) out.push_back({"boundary " + std::to_string(b), {b - 1, b}});
   }
   out.push_back({"two payloads", {n / 3, n - 1 - n / 5}});
@@ -330,7 +338,7 @@ TYPED_TEST(minmax_nan, Scan) {
   const scan_detail::scan_options configs[] = {{scan_mode::automatic, 0}, {scan_mode::cooperative, 2},
                                                {scan_mode::cooperative, 3}, {scan_mode::tickets, 0},
                                                {scan_mode::tickets, 3}};
-  for (const std::int64_t n : capped({1, 1000, policy::tile_items, policy::tile_items + 1, 5 * policy::tile_items + 7,
+  for (const std::int64_t n : capped({1, 1000, scan_tile<T>(), scan_tile<T>() + 1, 5 * scan_tile<T>() + 7,
                                       (std::int64_t{1} << 20) + 5})) {
     const auto base = base_data<T>(n, seed + static_cast<std::uint64_t>(n));
     for (const placement& p : placements<T>(n)) {
@@ -349,7 +357,7 @@ TYPED_TEST(minmax_nan, Scan) {
             if (!exclusive) want[static_cast<std::size_t>(i)] = f.value();
           }
           for (const auto& config : configs) {
-            if (config.mode == scan_mode::single_block && n > policy::tile_items) continue;
+            if (config.mode == scan_mode::single_block && n > scan_tile<T>()) continue;
             const std::string what = at(n) + ", NaN " + p.name + (w == which::min ? ", min" : ", max") +
                                      (exclusive ? ", exclusive" : ", inclusive") + ", mode " +
                                      std::to_string(static_cast<int>(config.mode)) + "/" +

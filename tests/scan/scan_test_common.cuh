@@ -324,9 +324,12 @@ template <class Case>
 template <class Case>
 using policy_of = device::default_scan_policy<typename Case::value_type>;
 
+// Items per tile of the production kernel on this GPU (the policy is chosen per architecture).
 template <class Case>
-constexpr std::int64_t tile_of() {
-  return policy_of<Case>::tile_items;
+std::int64_t tile_of() {
+  std::int64_t items = 0;
+  SCANLAB_CHECK(detail::device_tile_items<policy_of<Case>>(items));
+  return items;
 }
 
 // Blocks of the production kernel that fit on this GPU at once (the first-round size).

@@ -71,9 +71,9 @@ namespace detail {
 // Items one block of Policy's shape reads per iteration (one tile).
 template <class Policy, class InputIt>
 constexpr std::int64_t tile_items() {
-  using U = input_value_t<InputIt>;
-  if constexpr (is_vectorizable_input_v<InputIt>) {
-    return std::int64_t{Policy::threads} * Policy::vectors_per_thread * vector_items<U>;
+  if constexpr (reads_vectors_v<InputIt>) {
+    return std::int64_t{Policy::threads} * units_per_iteration<Policy::vectors_per_thread, InputIt>() *
+           unit_items<InputIt>;
   } else {
     return std::int64_t{Policy::threads} * Policy::scalar_items_per_thread;
   }
@@ -127,8 +127,9 @@ cudaError_t dispatch_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in,
   // Grid: as many blocks as there are tiles, at most one resident wave; each block an
   // equal contiguous share, rounded up to whole warps of units (32 vectors: 512 bytes).
   const reduce_layout layout = make_reduce_layout(d_in, n);
-  const std::int64_t unit_tile = std::int64_t{Policy::threads} *
-                                 (layout.vectorized ? Policy::vectors_per_thread : Policy::scalar_items_per_thread);
+  const std::int64_t unit_tile =
+      std::int64_t{Policy::threads} * (layout.vectorized ? units_per_iteration<Policy::vectors_per_thread, InputIt>()
+                                                         : Policy::scalar_items_per_thread);
   std::int64_t blocks = ceil_div<std::int64_t>(layout.units, unit_tile);
   if (blocks > max_blocks) blocks = max_blocks;
   if (blocks < 1) blocks = 1;
@@ -165,13 +166,40 @@ template <class InputIt, class OutputIt, class T, class Op>
 
 // *d_out = op(init, t(d_in[0]), ..., t(d_in[n - 1])) with t = transform_op, each t(x)
 // converted to T; t is applied exactly once per element, on the device. Same
-// guarantees as reduce (e.g. a sum of squares, or a norm, in one pass).
+// guarantees as reduce (e.g. a sum of squares, or a norm, in one pass). d_in may be
+// zip(d_x, d_y) (two arrays side by side) and d_out with_epilogue(d_out, f) (a final
+// step on the device): see below. transform_op may also offer reduce_unit, a shortcut
+// for the items of one 16-byte vector that must return the same bits as the per-item
+// path (detail::unit_reducer in device/reduce_kernels.cuh; scanlab's norms use it).
 template <class InputIt, class OutputIt, class T, class ReduceOp, class TransformOp>
 [[nodiscard]] cudaError_t transform_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
                                            std::int64_t n, T init, ReduceOp reduce_op, TransformOp transform_op,
                                            cudaStream_t stream = nullptr) {
   return detail::dispatch_reduce<detail::reduce_policy_sm90>(d_temp, temp_bytes, d_in, d_out, n, init, reduce_op,
                                                              transform_op, stream);
+}
+
+// ---- Inputs and outputs for transform_reduce ----------------------------------------
+
+// Two device arrays of the same length read side by side: item i is zip_item<T>{x[i], y[i]}
+// (e.g. transform_reduce(..., zip(d_x, d_y), ..., plus{}, product) is a dot product). When
+// both arrays have the same address modulo 16 (always for cudaMalloc'd arrays) each is
+// read with 16-byte vector loads, half as many per thread and iteration as for one array,
+// so that the bytes in flight stay those of the tuning; otherwise one item (two scalar
+// loads) at a time. The type is zip_input<T> (device/reduce_kernels.cuh).
+template <class T>
+[[nodiscard]] __host__ __device__ constexpr zip_input<T> zip(const T* d_x, const T* d_y) {
+  return {d_x, d_y};
+}
+
+// An output iterator that stores epilogue(result) at d_out, computed on the device by the
+// thread that writes the result (same launch, no pass): e.g. the square root of a sum of
+// squares, or a mean. `epilogue` is a device-callable functor taking T (init's type); what
+// it returns is converted to d_out's value type. Works with reduce, transform_reduce and
+// segmented_reduce (d_out[s] = epilogue(total of segment s)).
+template <class OutputIt, class Epilogue>
+[[nodiscard]] constexpr epilogue_output<OutputIt, Epilogue> with_epilogue(OutputIt d_out, Epilogue epilogue) {
+  return {d_out, epilogue};
 }
 
 // For each segment s in [0, num_segments): d_out[s] = op(init, d_in[b], ..., d_in[e - 1])

@@ -43,6 +43,7 @@
 // the single-pass kernel above), pass 3 re-walks each segment from its entering state.
 #pragma once
 
+#include <scanlab/arch.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/shuffle.cuh>
@@ -176,12 +177,26 @@ struct linrec_policy {
 // tuning table there. 64 bytes of a and 64 of b per thread (16 floats, 8 doubles), prefetch
 // on: one block of 512 per SM (three 64 KB tile buffers: the parked, the scanned and the
 // staged tile, and the sequence starts' initial states: 198 KB of shared memory, 204 for double).
-template <class T>
-struct linrec_tuning_sm90 {
-  using policy = linrec_policy<512, static_cast<int>(64 / sizeof(T)), 1, true>;
+// Other architectures (scanlab/arch.cuh) have less shared memory per block, so smaller
+// tiles: Ampere datacentre (163 KB) keeps the prefetch with 32 bytes per thread (108 KB for
+// double); Ampere, Ada and consumer Blackwell (99 KB) take 32 bytes per thread without the
+// third buffer (72 KB); Turing (64 KB) 16 bytes per thread without it (40 KB). Only Hopper
+// was measured.
+template <class T, int Family>
+struct linrec_shape {
+  static constexpr int bytes = Family >= 90 && Family < 120 ? 64 : (Family == 75 ? 16 : 32);
+  static constexpr bool prefetch = (Family >= 90 && Family < 120) || Family == 80;
+  using policy = linrec_policy<512, static_cast<int>(bytes / sizeof(T)), 1, prefetch>;
 };
 template <class T>
-using default_linrec_policy = typename linrec_tuning_sm90<T>::policy;
+struct linrec_tuning {
+  template <int Family>
+  struct at {
+    using type = typename linrec_shape<T, Family>::policy;
+  };
+};
+template <class T>
+using default_linrec_policy = linrec_tuning<T>;
 
 // ---- launch modes (as the production scan: cooperative by default, tickets as fallback) ----
 
@@ -259,6 +274,7 @@ struct linrec_agent {
     scan_detail::raw_slot<map_t> tile_prefix[2];  // the parked tile's prefix (look-back)
     std::int64_t next_tile[2];                    // tickets mode
   };
+  static constexpr std::size_t smem_bytes = sizeof(temp_storage);
 
   const params_t& p;
   temp_storage& s;
@@ -708,10 +724,16 @@ struct linrec_agent {
   }
 };
 
-template <class Policy, class Source, class T>
-__global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm)
+// Tuning: one policy or a per-architecture table (scanlab/arch.cuh); the kernel runs the
+// policy of the architecture it is compiled for.
+template <class Tuning, class Source, class T>
+__global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
+                                  arch::active_policy<Tuning>::min_blocks_per_sm)
     linrec_tiles_kernel(const __grid_constant__ linrec_params<Source, T> params) {
+  using Policy = arch::active_policy<Tuning>;
   using agent_t = linrec_agent<Policy, Source, T>;
+  static_assert(arch::fits(arch::compiled_family, Policy::block_threads, Policy::min_blocks_per_sm, agent_t::smem_bytes),
+                "linear recurrence policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   extern __shared__ uint4 linrec_shared[];  // agent_t::temp_storage: too large for static shared memory
   agent_t agent(params, *reinterpret_cast<typename agent_t::temp_storage*>(linrec_shared));
   if (params.mode == linrec_mode::cooperative) agent.run_cooperative();
@@ -731,21 +753,28 @@ __global__ void linrec_initial_states_kernel(T* final_x, const T* x0s, T x0, std
   return batch >= 0 && length >= 0 && (length == 0 || batch <= INT64_MAX / length);
 }
 
-// Temp storage of the single-pass kernel: [alignment slack][tile states].
-template <class Policy, class T>
+// Temp storage of the single-pass kernel: [alignment slack][tile states], for every
+// architecture's tiles (no need to ask the device).
+template <class Tuning, class T>
 constexpr std::size_t rows_temp_bytes(std::int64_t n) {
-  return 256 + device::tile_state<affine_map<T>>::storage_bytes(detail::ceil_div<std::int64_t>(n, Policy::tile_items));
+  return arch::max_over_policies<Tuning>([&](auto policy) {
+    return 256 + device::tile_state<affine_map<T>>::storage_bytes(
+                     detail::ceil_div<std::int64_t>(n, decltype(policy)::type::tile_items));
+  });
 }
 
 // One sequence (batch == 1, length == n) or a row-major batch. x and/or final_x.
-template <class Policy, class Source, class T>
+template <class Tuning, class Source, class T>
 [[nodiscard]] cudaError_t dispatch_rows(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
                                         std::int64_t batch, std::int64_t length, const T* d_x0s, T x0,
                                         cudaStream_t stream, linrec_options options = {}) {
+  static_assert(arch::table_fits<Tuning>([](auto policy) {
+                  return linrec_agent<typename decltype(policy)::type, Source, T>::smem_bytes;
+                }),
+                "a linear recurrence tuning entry does not fit its architecture (limits: scanlab/arch.cuh)");
   if (!multiply_fits(batch, length)) return cudaErrorInvalidValue;
   const std::int64_t n = batch * length;
-  const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
-  const std::size_t required = rows_temp_bytes<Policy, T>(n);
+  const std::size_t required = rows_temp_bytes<Tuning, T>(n);
   if (d_temp == nullptr) {
     temp_bytes = required;
     return cudaSuccess;
@@ -760,45 +789,49 @@ template <class Policy, class Source, class T>
     return cudaSuccess;
   }
 
-  auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-  const device::tile_state<affine_map<T>> state(base, num_tiles);
-  constexpr auto kernel = linrec_tiles_kernel<Policy, Source, T>;
+  constexpr auto kernel = linrec_tiles_kernel<Tuning, Source, T>;
+  return detail::with_policy<kernel, Tuning>([&](auto policy) -> cudaError_t {
+    using Policy = typename decltype(policy)::type;
+    const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
+    auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
+    const device::tile_state<affine_map<T>> state(base, num_tiles);
 
-  linrec_mode mode = options.mode == linrec_mode::automatic ? linrec_mode::cooperative : options.mode;
-  int capacity = 0;
-  bool cooperative = false;
-  // The kernel's shared memory is dynamic: the parked and the staged tile do not fit in
-  // the 48 KB of static shared memory.
-  constexpr std::size_t shared_bytes = sizeof(typename linrec_agent<Policy, Source, T>::temp_storage);
-  SCANLAB_TRY((detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative, shared_bytes)));
-  if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
-  if (mode == linrec_mode::cooperative && !cooperative) mode = linrec_mode::tickets;
-  const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
+    linrec_mode mode = options.mode == linrec_mode::automatic ? linrec_mode::cooperative : options.mode;
+    int capacity = 0;
+    bool cooperative = false;
+    // The kernel's shared memory is dynamic: the parked and the staged tile do not fit in
+    // the 48 KB of static shared memory.
+    constexpr std::size_t shared_bytes = linrec_agent<Policy, Source, T>::smem_bytes;
+    SCANLAB_TRY((detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative, shared_bytes)));
+    if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
+    if (mode == linrec_mode::cooperative && !cooperative) mode = linrec_mode::tickets;
+    const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
 
-  const auto aligned = [](const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; };
-  linrec_params<Source, T> params{.src = src,
-                                  .x = d_x,
-                                  .final_x = d_final,
-                                  .x0s = d_x0s,
-                                  .x0 = x0,
-                                  .n = n,
-                                  .length = length,
-                                  .num_tiles = num_tiles,
-                                  .state = state,
-                                  .mode = mode,
-                                  .batched = batch > 1,
-                                  .vector_load = aligned(src.p) && (Source::arrays == 1 || aligned(src.q)),
-                                  .vector_store = d_x != nullptr && aligned(d_x)};
-  if (mode == linrec_mode::cooperative) {
-    const cudaError_t status = detail::launch_cooperative_smem(kernel, static_cast<int>(grid), Policy::block_threads,
-                                                               shared_bytes, stream, params);
-    if (status != cudaErrorCooperativeLaunchTooLarge) return status;
-    // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
-    params.mode = linrec_mode::tickets;
-  }
-  SCANLAB_TRY(state.reset(stream));
-  // Both modes need the dynamic shared memory (the agent's temp storage lives there).
-  return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, shared_bytes, stream, params);
+    const auto aligned = [](const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; };
+    linrec_params<Source, T> params{.src = src,
+                                    .x = d_x,
+                                    .final_x = d_final,
+                                    .x0s = d_x0s,
+                                    .x0 = x0,
+                                    .n = n,
+                                    .length = length,
+                                    .num_tiles = num_tiles,
+                                    .state = state,
+                                    .mode = mode,
+                                    .batched = batch > 1,
+                                    .vector_load = aligned(src.p) && (Source::arrays == 1 || aligned(src.q)),
+                                    .vector_store = d_x != nullptr && aligned(d_x)};
+    if (mode == linrec_mode::cooperative) {
+      const cudaError_t status = detail::launch_cooperative_smem(kernel, static_cast<int>(grid), Policy::block_threads,
+                                                                 shared_bytes, stream, params);
+      if (status != cudaErrorCooperativeLaunchTooLarge) return status;
+      // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
+      params.mode = linrec_mode::tickets;
+    }
+    SCANLAB_TRY(state.reset(stream));
+    // Both modes need the dynamic shared memory (the agent's temp storage lives there).
+    return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, shared_bytes, stream, params);
+  });
 }
 
 // ---- interleaved batches: [length, batch] ----

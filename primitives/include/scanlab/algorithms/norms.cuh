@@ -1,5 +1,7 @@
 // scanlab/algorithms/norms.cuh: dot product, sum of squares, RMS, Euclidean norm and
-// RMS of a difference, each in one fused, deterministic pass over the data.
+// RMS of a difference, each in one fused, deterministic pass over the data: each is one
+// scanlab::transform_reduce (a transform, a sum, an epilogue on the device; the kinds are
+// in norms_kernels.cuh).
 //
 //   float* d_out;   // accumulate in float (or double* d_out: accumulate float data in double)
 //   std::size_t temp_bytes = 0;
@@ -23,17 +25,19 @@
 //  - Accumulator: the result type. Pass a double* d_out for float data to accumulate in
 //    double: products and squares of floats are then exact, and only the sums round.
 //    Each element is converted to Acc before anything else is done with it.
-//  - Order: a fixed tree (per-thread sums of short sequential chains of tree-summed
-//    groups, then block and grid trees; see norms_kernels.cuh). The same input at the
-//    same addresses on the same device gives the same bits on every run. No atomics.
-//    The bits may differ from a CPU loop, from CUB or cuBLAS, and across GPU models.
+//  - Order: the reduction engine's fixed trees (device/reduce_kernels.cuh): per-thread
+//    sums of short sequential chains of tree-summed groups (the 16 floats of one array, or
+//    8 of each of two, that a thread loads per iteration), then block and grid trees. The
+//    same input at the same addresses on the same device gives the same bits on every
+//    run. No atomics. The bits may differ from a CPU loop, from CUB or cuBLAS, and across
+//    GPU models.
 //  - l2_norm, rms and rms_diff scale as the reference BLAS nrm2 does since LAPACK 3.10
 //    (Blue's algorithm, Anderson 2017): three sums of squares (values below 2^-63, above
 //    2^43 and in between, for float) each scaled by a constant power of two, combined only
 //    at the end. One pass and no division per element (a two-pass max-then-sum would read
-//    the data twice; a running (scale, ssq) pair divides per element). Groups of values all
-//    in the middle range take a plain tree of squares; only groups holding a huge, tiny,
-//    Inf or NaN value take the careful path. With Acc wide enough that no square of the
+//    the data twice; a running (scale, ssq) pair divides per element). A 16-byte vector of
+//    values all in the middle range takes a plain tree of squares; only a vector holding a
+//    huge, tiny, Inf or NaN value takes the careful path. With Acc wide enough that no square of the
 //    data can overflow or underflow (float data, double accumulator) it is a plain sum of
 //    squares. Results are correct to a few ulps of Acc down to subnormal inputs and up to
 //    the overflow threshold (inputs of up to 2^40 elements).
@@ -47,15 +51,17 @@
 //    caller's responsibility. The span forms below check them (cudaErrorInvalidValue).
 //  - Temp storage: CUB's two-phase protocol. With d_temp == nullptr only temp_bytes is set
 //    (at least 1); otherwise d_temp must hold temp_bytes bytes aligned to 8 (cudaMalloc's
-//    256 is plenty) and not be in use by another call in flight. No initialisation needed.
-//    temp_bytes depends on n, the types and the current device.
+//    256 is plenty) and not be in use by another call in flight. No initialisation
+//    needed. temp_bytes depends on n, the types and the current device.
 //  - d_out must not overlap the inputs. Asynchronous: everything is enqueued on `stream`;
 //    returns the first error of a CUDA call or launch (cudaErrorInvalidValue for n < 0 or
 //    too little or misaligned temp storage). Never throws.
-//  - Launches: one kernel. Up to one tile (8192 floats, 4096 doubles) it is one block; beyond, one
-//    cooperative launch of one resident wave that ends in a grid-wide barrier, as
-//    scanlab::reduce does (see reduce.cuh for why), with the same two-launch fallback on
-//    devices without cooperative launch and where the grid is refused.
+//  - Launches: scanlab::transform_reduce's, so one kernel: up to 16 KB of input (4096
+//    floats of one array, 2048 of each of two) the one-round tile kernel, up to 128 KB one
+//    looping block, beyond that one cooperative launch of one resident wave that ends in
+//    a grid-wide barrier (see reduce.cuh for why), with the same two-launch fallback on
+//    devices without cooperative launch and where the grid is refused. The epilogue
+//    (square root, mean) runs in the thread that writes the result.
 #pragma once
 
 #include <scanlab/algorithms/norms_kernels.cuh>
@@ -69,40 +75,33 @@
 
 namespace scanlab {
 
-namespace detail::norms {
-using default_policy = norms_policy_sm90;
-}
-
 // *d_out = sum of d_x[i] * d_y[i], i < n, accumulated in Acc.
 template <class T, class Acc>
 [[nodiscard]] cudaError_t dot(void* d_temp, std::size_t& temp_bytes, const T* d_x, const T* d_y, Acc* d_out,
                               std::int64_t n, cudaStream_t stream = nullptr) {
-  using namespace detail::norms;
-  return dispatch_norm<default_policy, dot_kind<T, Acc>>(d_temp, temp_bytes, d_x, d_y, d_out, n, stream);
+  return detail::norms::run_kind<detail::norms::dot_kind<T, Acc>>(d_temp, temp_bytes, d_x, d_y, d_out, n, stream);
 }
 
 // *d_out = sum of d_x[i]^2, accumulated in Acc.
 template <class T, class Acc>
 [[nodiscard]] cudaError_t sum_squares(void* d_temp, std::size_t& temp_bytes, const T* d_x, Acc* d_out,
                                       std::int64_t n, cudaStream_t stream = nullptr) {
-  using namespace detail::norms;
-  return dispatch_norm<default_policy, sum_squares_kind<T, Acc>>(d_temp, temp_bytes, d_x, d_x, d_out, n, stream);
+  using kind = detail::norms::sum_squares_kind<T, Acc>;
+  return detail::norms::run_kind<kind>(d_temp, temp_bytes, d_x, d_x, d_out, n, stream);
 }
 
 // *d_out = sqrt(sum of d_x[i]^2), scaled (no spurious overflow or underflow).
 template <class T, class Acc>
 [[nodiscard]] cudaError_t l2_norm(void* d_temp, std::size_t& temp_bytes, const T* d_x, Acc* d_out, std::int64_t n,
                                   cudaStream_t stream = nullptr) {
-  using namespace detail::norms;
-  return dispatch_norm<default_policy, l2_norm_kind<T, Acc>>(d_temp, temp_bytes, d_x, d_x, d_out, n, stream);
+  return detail::norms::run_kind<detail::norms::l2_norm_kind<T, Acc>>(d_temp, temp_bytes, d_x, d_x, d_out, n, stream);
 }
 
 // *d_out = sqrt(sum of d_x[i]^2 / n), scaled; NaN for n == 0.
 template <class T, class Acc>
 [[nodiscard]] cudaError_t rms(void* d_temp, std::size_t& temp_bytes, const T* d_x, Acc* d_out, std::int64_t n,
                               cudaStream_t stream = nullptr) {
-  using namespace detail::norms;
-  return dispatch_norm<default_policy, rms_kind<T, Acc>>(d_temp, temp_bytes, d_x, d_x, d_out, n, stream);
+  return detail::norms::run_kind<detail::norms::rms_kind<T, Acc>>(d_temp, temp_bytes, d_x, d_x, d_out, n, stream);
 }
 
 // *d_out = sqrt(sum of (d_x[i] - d_y[i])^2 / n), scaled, the difference formed in Acc;
@@ -110,8 +109,7 @@ template <class T, class Acc>
 template <class T, class Acc>
 [[nodiscard]] cudaError_t rms_diff(void* d_temp, std::size_t& temp_bytes, const T* d_x, const T* d_y, Acc* d_out,
                                    std::int64_t n, cudaStream_t stream = nullptr) {
-  using namespace detail::norms;
-  return dispatch_norm<default_policy, rms_diff_kind<T, Acc>>(d_temp, temp_bytes, d_x, d_y, d_out, n, stream);
+  return detail::norms::run_kind<detail::norms::rms_diff_kind<T, Acc>>(d_temp, temp_bytes, d_x, d_y, d_out, n, stream);
 }
 
 // ---- Length-checked forms -----------------------------------------------------------

@@ -90,42 +90,58 @@ struct two_way_options {
   int max_blocks = 0;  // 0: as many as can be resident
 };
 
-// One launch of the agent. Count: class_counts<U, classes - 1>.
-template <class Policy, class Count, class InputIt, class OutputIt, class Classify>
+// Temp storage for the tile states of every architecture's tiles (no need to ask the device).
+template <class Tuning, class Count>
+constexpr std::size_t state_bytes_for(std::int64_t n) {
+  return arch::max_over_policies<Tuning>([&](auto policy) {
+    return state_bytes<Count>(detail::ceil_div<std::int64_t>(n, decltype(policy)::type::tile_items));
+  });
+}
+
+// One launch of the agent, with the policy of `Tuning` the device runs. Count:
+// class_counts<U, classes - 1>.
+template <class Tuning, class Count, class InputIt, class OutputIt, class Classify>
 [[nodiscard]] cudaError_t launch_partition(void* d_temp, InputIt d_in, OutputIt d_out, OutputIt d_rejected,
                                            OutputIt d_equal, bool separate, std::int64_t* d_counts, std::int64_t n,
-                                           std::int64_t num_tiles, Classify classify, two_way_options options,
-                                           cudaStream_t stream) {
+                                           Classify classify, two_way_options options, cudaStream_t stream) {
   using T = value_of<InputIt>;
+  static_assert(arch::table_fits<Tuning>([](auto policy) {
+                  return partition_agent<typename decltype(policy)::type, InputIt, OutputIt, Count, Classify>::smem_bytes;
+                }),
+                "a partition tuning entry does not fit its architecture (limits: scanlab/arch.cuh)");
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-  constexpr auto kernel = partition_tiles_kernel<Policy, InputIt, OutputIt, Count, Classify>;
-  int capacity = 0;
-  bool cooperative = false;
-  SCANLAB_TRY(detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative));
-  if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
-  two_way_mode mode = options.mode == two_way_mode::automatic ? two_way_mode::cooperative : options.mode;
-  if (!cooperative) mode = two_way_mode::tickets;
-  bool vector_loads = false;
-  if constexpr (std::is_pointer_v<InputIt> && detail::vector_items<T> > 1) {
-    vector_loads = reinterpret_cast<std::uintptr_t>(d_in) % detail::vector_bytes == 0;
-  }
-  const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
-  partition_params<InputIt, OutputIt, Count, Classify> params{
-      d_in, d_out, d_rejected, d_equal, separate, vector_loads, d_counts, n, num_tiles, classify, {}, mode};
-  for (int k = 0; k < Count::size; ++k) {
-    params.state[k] = device::tile_state<typename Count::value_type>(base + k * one_state_bytes<Count>(num_tiles),
-                                                                     num_tiles);
-  }
-  if (mode == two_way_mode::cooperative) {
-    // Every tile state is reset inside the kernel, before its grid-wide barrier.
-    const cudaError_t status =
-        detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params);
-    if (status != cudaErrorCooperativeLaunchTooLarge) return status;
-    // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
-    params.mode = two_way_mode::tickets;
-  }
-  for (int k = 0; k < Count::size; ++k) SCANLAB_TRY(params.state[k].reset(stream));
-  return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params);
+  constexpr auto kernel = partition_tiles_kernel<Tuning, InputIt, OutputIt, Count, Classify>;
+  return detail::with_policy<kernel, Tuning>([&](auto policy) -> cudaError_t {
+    using Policy = typename decltype(policy)::type;
+    const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
+    int capacity = 0;
+    bool cooperative = false;
+    SCANLAB_TRY(detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative));
+    if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
+    two_way_mode mode = options.mode == two_way_mode::automatic ? two_way_mode::cooperative : options.mode;
+    if (!cooperative) mode = two_way_mode::tickets;
+    bool vector_loads = false;
+    if constexpr (std::is_pointer_v<InputIt> && detail::vector_items<T> > 1) {
+      vector_loads = reinterpret_cast<std::uintptr_t>(d_in) % detail::vector_bytes == 0;
+    }
+    const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
+    partition_params<InputIt, OutputIt, Count, Classify> params{
+        d_in, d_out, d_rejected, d_equal, separate, vector_loads, d_counts, n, num_tiles, classify, {}, mode};
+    for (int k = 0; k < Count::size; ++k) {
+      params.state[k] = device::tile_state<typename Count::value_type>(base + k * one_state_bytes<Count>(num_tiles),
+                                                                       num_tiles);
+    }
+    if (mode == two_way_mode::cooperative) {
+      // Every tile state is reset inside the kernel, before its grid-wide barrier.
+      const cudaError_t status =
+          detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params);
+      if (status != cudaErrorCooperativeLaunchTooLarge) return status;
+      // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
+      params.mode = two_way_mode::tickets;
+    }
+    for (int k = 0; k < Count::size; ++k) SCANLAB_TRY(params.state[k].reset(stream));
+    return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params);
+  });
 }
 
 enum class two_way_layout { reversed_rest, stable, two_outputs };
@@ -140,9 +156,8 @@ template <class Policy = void, class InputIt, class OutputIt, class Pred>
   using narrow_t = class_counts<std::uint32_t, 1>;
   using wide_t = class_counts<std::uint64_t, 1>;
   if (n < 0) return cudaErrorInvalidValue;
-  const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, policy::tile_items);
   const bool narrow = n <= static_cast<std::int64_t>(UINT32_MAX);
-  const std::size_t required = narrow ? state_bytes<narrow_t>(num_tiles) : state_bytes<wide_t>(num_tiles);
+  const std::size_t required = narrow ? state_bytes_for<policy, narrow_t>(n) : state_bytes_for<policy, wide_t>(n);
   if (d_temp == nullptr) {
     temp_bytes = required;
     return cudaSuccess;
@@ -153,10 +168,10 @@ template <class Policy = void, class InputIt, class OutputIt, class Pred>
   const by_predicate<Pred> classify{pred};
   if (narrow) {
     SCANLAB_TRY((launch_partition<policy, narrow_t>(d_temp, d_in, d_out, d_rejected, d_out, separate, d_num_selected,
-                                                    n, num_tiles, classify, options, stream)));
+                                                    n, classify, options, stream)));
   } else {
     SCANLAB_TRY((launch_partition<policy, wide_t>(d_temp, d_in, d_out, d_rejected, d_out, separate, d_num_selected, n,
-                                                  num_tiles, classify, options, stream)));
+                                                  classify, options, stream)));
   }
   if (layout == two_way_layout::stable) {
     SCANLAB_TRY(detail::launch(reverse_tail_kernel<std::remove_pointer_t<OutputIt>>, fixup_grid(n), 256, 0, stream,
@@ -175,9 +190,8 @@ template <class Policy = void, class InputIt, class OutputIt, class Comp>
   using narrow_t = class_counts<std::uint32_t, 2>;
   using wide_t = class_counts<std::uint64_t, 2>;
   if (n < 0) return cudaErrorInvalidValue;
-  const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, policy::tile_items);
   const bool narrow = n <= static_cast<std::int64_t>(UINT32_MAX);
-  const std::size_t states = narrow ? state_bytes<narrow_t>(num_tiles) : state_bytes<wide_t>(num_tiles);
+  const std::size_t states = narrow ? state_bytes_for<policy, narrow_t>(n) : state_bytes_for<policy, wide_t>(n);
   const std::size_t required = states + detail::align_up(static_cast<std::size_t>(n) * sizeof(T));
   if (d_temp == nullptr) {
     temp_bytes = required;
@@ -192,10 +206,10 @@ template <class Policy = void, class InputIt, class OutputIt, class Comp>
   const around_pivot<T, Comp> classify{pivot, comp};
   if (narrow) {
     SCANLAB_TRY((launch_partition<policy, narrow_t>(d_temp, d_in, d_out, d_out, equal_buffer, false, d_counts, n,
-                                                    num_tiles, classify, options, stream)));
+                                                    classify, options, stream)));
   } else {
     SCANLAB_TRY((launch_partition<policy, wide_t>(d_temp, d_in, d_out, d_out, equal_buffer, false, d_counts, n,
-                                                  num_tiles, classify, options, stream)));
+                                                  classify, options, stream)));
   }
   SCANLAB_TRY(detail::launch(place_equal_kernel<T>, fixup_grid(2 * n), 256, 0, stream, equal_buffer, d_out, d_counts));
   if (stable) SCANLAB_TRY(detail::launch(reverse_greater_kernel<T>, fixup_grid(n), 256, 0, stream, d_out, n, d_counts));

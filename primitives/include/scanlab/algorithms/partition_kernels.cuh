@@ -23,6 +23,7 @@
 // pair (three-way); the last class is the tile's start minus the others.
 #pragma once
 
+#include <scanlab/arch.cuh>
 #include <scanlab/block/block_reduce.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/shuffle.cuh>
@@ -45,11 +46,12 @@ namespace scanlab::partition_detail {
 
 // ---- tuning -----------------------------------------------------------------------------
 
-template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm>
+template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm, int StagingBuffers = 0>
 struct partition_policy {
   static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
   static constexpr int min_blocks_per_sm = MinBlocksPerSm;
+  static constexpr int staging_buffers = StagingBuffers;  // 0: two where they fit in 48 KB
   static constexpr int tile_items = BlockThreads * ItemsPerThread;
   static_assert(tile_items < 65536, "tile ranks are held in 16-bit-safe ints");
 };
@@ -63,27 +65,45 @@ struct partition_policy {
 //   256 x 32, 2/SM, cooperative (chosen)  0.833 / 0.831     tickets mode   0.836
 //   256 x 16, 3/SM, cooperative           0.831  (two 16 KB staging buffers)
 //   256 x 24, 2/SM, cooperative           0.858             256 x 20, 2/SM 0.879
-template <class T>
-struct partition_tuning_sm90 {
-  static constexpr int by_bytes = static_cast<int>(128 / sizeof(T));
+// Other architectures (scanlab/arch.cuh): the same shape wherever two blocks fit an SM;
+// Turing (64 KB per SM) takes half the bytes per thread and one staging buffer. Only Hopper
+// was measured.
+template <class T, int BytesPerThread, int StagingBuffers>
+struct partition_shape {
+  static constexpr int by_bytes = static_cast<int>(BytesPerThread / sizeof(T));
   static constexpr int chunk = detail::vector_items<T>;
   static constexpr int items =
       chunk > 1 ? (by_bytes > 32 ? 32 : (by_bytes < chunk ? chunk : by_bytes / chunk * chunk))
                 : (by_bytes > 8 ? 8 : (by_bytes < 1 ? 1 : by_bytes));
-  using policy = partition_policy<256, items, 2>;
+  using policy = partition_policy<256, items, 2, StagingBuffers>;
   // Three-way: half the items (64 bytes per thread, two 16 KB staging buffers): a second
   // counted class (its ranks and verdicts) and 32 items plus the 32 prefetched ones do not
   // fit in 128 registers (ptxas spilled 672 bytes per thread at 256 x 32).
   static constexpr int three_way_items = items / 2 < chunk ? items : items / 2;
-  using three_way_policy = partition_policy<256, three_way_items, 2>;
+  using three_way_policy = partition_policy<256, three_way_items, 2, StagingBuffers>;
 };
 
 template <class T>
-using default_partition_policy = typename partition_tuning_sm90<T>::policy;
+struct partition_tuning {
+  template <int Family>
+  struct at {
+    using type = typename partition_shape<T, Family == 75 ? 64 : 128, Family == 75 ? 1 : 0>::policy;
+  };
+};
 template <class T>
-using default_two_way_policy = typename partition_tuning_sm90<T>::policy;
+struct three_way_tuning {
+  template <int Family>
+  struct at {
+    using type = typename partition_shape<T, Family == 75 ? 64 : 128, Family == 75 ? 1 : 0>::three_way_policy;
+  };
+};
+
 template <class T>
-using default_three_way_policy = typename partition_tuning_sm90<T>::three_way_policy;
+using default_partition_policy = partition_tuning<T>;
+template <class T>
+using default_two_way_policy = partition_tuning<T>;
+template <class T>
+using default_three_way_policy = three_way_tuning<T>;
 
 // Shared-memory slot array for T that may lack a trivial default constructor.
 template <class T, int Count>
@@ -212,7 +232,8 @@ struct partition_agent {
   using U = typename Count::value_type;
   // Two staging buffers, used in turn, where they fit in static shared memory (the new tile
   // is gathered while the parked one is still there); one and one more barrier otherwise.
-  static constexpr int buffers = 2 * sizeof(T) * tile_items + 1024 <= 48 * 1024 ? 2 : 1;
+  static constexpr int buffers = Policy::staging_buffers > 0 ? Policy::staging_buffers
+                                : (2 * sizeof(T) * tile_items + 1024 <= 48 * 1024 ? 2 : 1);
 
   struct temp_storage {
     union {
@@ -223,6 +244,7 @@ struct partition_agent {
     std::int64_t next_tile;
     raw_array<T, tile_items> staged[buffers];
   };
+  static constexpr std::size_t smem_bytes = sizeof(temp_storage);
 
   const params_t& p;
   temp_storage& s;
@@ -553,10 +575,16 @@ struct partition_agent {
   }
 };
 
-template <class Policy, class InputIt, class OutputIt, class Count, class Classify>
-__global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm)
+// Tuning: one policy or a per-architecture table (scanlab/arch.cuh); the kernel runs the
+// policy of the architecture it is compiled for.
+template <class Tuning, class InputIt, class OutputIt, class Count, class Classify>
+__global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
+                                  arch::active_policy<Tuning>::min_blocks_per_sm)
     partition_tiles_kernel(const __grid_constant__ partition_params<InputIt, OutputIt, Count, Classify> p) {
+  using Policy = arch::active_policy<Tuning>;
   using agent_t = partition_agent<Policy, InputIt, OutputIt, Count, Classify>;
+  static_assert(arch::fits(arch::compiled_family, Policy::block_threads, Policy::min_blocks_per_sm, agent_t::smem_bytes),
+                "partition policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   __shared__ typename agent_t::temp_storage storage;
   agent_t agent(p, storage);
   if (p.mode == two_way_mode::cooperative) {

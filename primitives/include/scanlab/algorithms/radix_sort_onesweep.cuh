@@ -35,6 +35,7 @@
 // (a histogram and a scatter per pass), writes them 4 times, and adds its counts arrays.
 #pragma once
 
+#include <scanlab/arch.cuh>
 #include <scanlab/algorithms/radix_sort_common.cuh>
 #include <scanlab/algorithms/radix_sort_digit_state.cuh>
 #include <scanlab/block/block_scan.cuh>
@@ -93,19 +94,35 @@ struct onesweep_policy {
 // l always hits bank l (32 columns) or one of two lanes per bank (16 columns): the
 // increments of a warp never queue on one bank, whatever the digits. With one shared
 // counter per digit, 32 random digits meet about 3.5 to a bank, and the increments,
-// not the reads of the keys, set the speed. 128 KB at most (8-byte keys: 16 columns).
+// not the reads of the keys, set the speed. 128 KB at most (8-byte keys: 16 columns), on
+// GPUs with that much shared memory per block (scanlab/arch.cuh); the others take half the
+// columns (64 KB: two lanes per bank for 4-byte keys, four for 8-byte keys).
 template <class Bits>
-inline constexpr int histogram_columns = sizeof(Bits) >= 8 ? 16 : 32;
-template <class Bits>
-inline constexpr std::size_t histogram_smem_bytes =
-    sizeof(Bits) * radix * histogram_columns<Bits> * sizeof(std::uint32_t);
+constexpr std::size_t histogram_smem_for(int columns) {
+  return sizeof(Bits) * radix * static_cast<std::size_t>(columns) * sizeof(std::uint32_t);
+}
+template <class Bits, int Family>
+inline constexpr int histogram_columns = [] {
+  int columns = sizeof(Bits) >= 8 ? 16 : 32;
+  while (columns > 1 && histogram_smem_for<Bits>(columns) > arch::limits_of(Family).smem_per_block) columns /= 2;
+  return columns;
+}();
+template <class Bits, int Family>
+inline constexpr std::size_t histogram_smem_bytes = histogram_smem_for<Bits>(histogram_columns<Bits, Family>);
+static_assert(arch::all_families([](auto family) {
+                return arch::fits(decltype(family)::value, 1024, 1,
+                                  histogram_smem_bytes<std::uint64_t, decltype(family)::value>, 32) &&
+                       arch::fits(decltype(family)::value, 1024, 1,
+                                  histogram_smem_bytes<std::uint32_t, decltype(family)::value>, 32);
+              }),
+              "the radix histogram's counters do not fit some architecture");
 
 template <class Bits, bool IsFloat, int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     onesweep_histogram_kernel(const Bits* keys, std::int64_t n, key_transform<Bits, IsFloat> transform,
                               pass_plan plan, std::uint64_t* counts) {
   constexpr int max_passes = static_cast<int>(sizeof(Bits));  // 8-bit digits
-  constexpr int columns = histogram_columns<Bits>;
+  constexpr int columns = histogram_columns<Bits, arch::compiled_family>;
   constexpr int words = max_passes * radix * columns;
   extern __shared__ __align__(16) unsigned char histogram_smem[];
   auto* column_counts = reinterpret_cast<std::uint32_t*>(histogram_smem);
@@ -467,7 +484,11 @@ template <class Policy = void, class Bits, bool IsFloat, class Value>
   // 1. Every pass's digit counts. As many blocks as are resident, but enough that no
   //    block counts 2^31 keys (its shared counters are 32-bit).
   constexpr auto histogram = onesweep_histogram_kernel<Bits, IsFloat, policy::histogram_threads, policy::histogram_items>;
-  constexpr std::size_t histogram_smem = histogram_smem_bytes<Bits>;
+  // Its counters' shared memory depends on the architecture of the code the driver runs.
+  int histogram_sm = 0;
+  SCANLAB_TRY(detail::kernel_sm<histogram>(histogram_sm));
+  const std::size_t histogram_smem = arch::with_family(
+      histogram_sm, [](auto family) { return histogram_smem_bytes<Bits, decltype(family)::value>; });
   // resident_grid allows the kernel its dynamic shared memory (once per device).
   int resident = 0;
   bool cooperative = false;

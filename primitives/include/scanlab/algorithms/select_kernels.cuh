@@ -53,6 +53,7 @@
 //                 running block that publishes it without waiting first: no deadlock.
 #pragma once
 
+#include <scanlab/arch.cuh>
 #include <scanlab/block/block_reduce.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/launch.cuh>
@@ -166,22 +167,38 @@ struct select_policy {
 //   384 x 16, 2/SM, prefetch               0.575 / 0.677 / 0.814
 //   512 x 16, 2/SM, prefetch               0.592 / 0.733 / 0.880
 // More: primitives/docs/compact.md.
-template <class K, class V>
-struct select_tuning_sm90 {
+// The shape for a byte budget per thread and a staging budget (static shared memory, at
+// most 48 KB with the rest of the block's), 256 threads, two resident blocks per SM.
+template <class K, class V, int BytesPerThread, int StagingBytes, int StagingBuffers>
+struct select_shape {
   static constexpr std::size_t widest = item_bytes<K> > item_bytes<V> ? item_bytes<K> : item_bytes<V>;
   static constexpr std::size_t pair_bytes = item_bytes<K> + item_bytes<V>;  // staged per kept item
   static constexpr int threads = 256;
   static constexpr int chunk = (widest < 16 && 16 % widest == 0) ? static_cast<int>(16 / widest) : 1;
-  static constexpr int by_bytes = static_cast<int>(128 / widest) > 32 ? 32 : static_cast<int>(128 / widest);
-  static constexpr int by_staging = static_cast<int>(44 * 1024 / (threads * pair_bytes));  // 44 of 48 KB
+  static constexpr int by_bytes =
+      static_cast<int>(BytesPerThread / widest) > 32 ? 32 : static_cast<int>(BytesPerThread / widest);
+  static constexpr int by_staging = static_cast<int>(StagingBytes / (threads * pair_bytes));
   static constexpr int raw_items = by_bytes < by_staging ? by_bytes : by_staging;
   static constexpr int items = raw_items < chunk ? chunk : raw_items / chunk * chunk;
   // Two tiles in registers (prefetch): 2 resident blocks of 256 leave 128 registers per thread.
-  using policy = select_policy<threads, (items > 0 ? items : 1), chunk, 2, true>;
+  using policy = select_policy<threads, (items > 0 ? items : 1), chunk, 2, true, StagingBuffers>;
+};
+
+// The default tuning table (scanlab/arch.cuh): the sm_90 shape above (128 bytes per thread,
+// staging within 44 of the 48 KB of static shared memory, two buffers where they fit)
+// everywhere two such blocks fit an SM; Turing (64 KB per SM) takes 64 bytes per thread and
+// one staging buffer of at most 28 KB. Only Hopper was measured.
+template <class K, class V>
+struct select_tuning {
+  template <int Family>
+  struct at {
+    using type = typename select_shape<K, V, Family == 75 ? 64 : 128, Family == 75 ? 28 * 1024 : 44 * 1024,
+                                       Family == 75 ? 1 : 0>::policy;
+  };
 };
 
 template <class K, class V>
-using default_select_policy = typename select_tuning_sm90<K, V>::policy;
+using default_select_policy = select_tuning<K, V>;
 
 // ---- chunk I/O ----------------------------------------------------------------------
 
@@ -299,6 +316,7 @@ struct select_agent {
     std::int64_t next_tile;
     staging staged[buffers];
   };
+  static constexpr std::size_t smem_bytes = sizeof(temp_storage);
 
   // A tile's inputs, as loaded.
   struct tile_data {
@@ -618,10 +636,16 @@ struct select_agent {
   }
 };
 
-template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
-__global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm)
+// Tuning: one policy or a per-architecture table (scanlab/arch.cuh); the kernel runs the
+// policy of the architecture it is compiled for.
+template <class Tuning, class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
+__global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
+                                  arch::active_policy<Tuning>::min_blocks_per_sm)
     select_tiles_kernel(const __grid_constant__ select_params<KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector> params) {
+  using Policy = arch::active_policy<Tuning>;
   using agent_t = select_agent<Policy, KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
+  static_assert(arch::fits(arch::compiled_family, Policy::block_threads, Policy::min_blocks_per_sm, agent_t::smem_bytes),
+                "compaction policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   __shared__ typename agent_t::temp_storage storage;
   agent_t agent(params, storage);
   switch (params.mode) {
@@ -662,17 +686,30 @@ constexpr std::size_t select_temp_bytes(std::int64_t n, std::int64_t chunk_tiles
          static_cast<std::size_t>(chunks) * sizeof(std::int64_t);
 }
 
-template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
+template <class Policy>
+constexpr std::int64_t chunk_tiles_for(const select_options& options) {
+  std::int64_t chunk_tiles = max_chunk_tiles<Policy>();
+  if (options.chunk_tiles > 0 && options.chunk_tiles < chunk_tiles) chunk_tiles = options.chunk_tiles;
+  return chunk_tiles;
+}
+
+template <class Tuning, class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
 [[nodiscard]] cudaError_t dispatch_select(void* d_temp, std::size_t& temp_bytes, KeyIt keys_in, ValueIt values_in,
                                           FlagIt flags, KeyOut keys_out, ValueOut values_out,
                                           std::int64_t* d_num_selected, std::int64_t n, Selector selector,
                                           cudaStream_t stream, select_options options = {}) {
   using params_t = select_params<KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
-  using agent_t = select_agent<Policy, KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
+  static_assert(arch::table_fits<Tuning>([](auto policy) {
+                  return select_agent<typename decltype(policy)::type, KeyIt, ValueIt, FlagIt, KeyOut, ValueOut,
+                                      Selector>::smem_bytes;
+                }),
+                "a compaction tuning entry does not fit its architecture (limits: scanlab/arch.cuh)");
   if (n < 0) return cudaErrorInvalidValue;
-  std::int64_t chunk_tiles = max_chunk_tiles<Policy>();
-  if (options.chunk_tiles > 0 && options.chunk_tiles < chunk_tiles) chunk_tiles = options.chunk_tiles;
-  const std::size_t required = select_temp_bytes<Policy>(n, chunk_tiles);
+  // Sized for every architecture's tiles: no need to ask the device.
+  const std::size_t required = arch::max_over_policies<Tuning>([&](auto policy) {
+    using P = typename decltype(policy)::type;
+    return select_temp_bytes<P>(n, chunk_tiles_for<P>(options));
+  });
   if (d_temp == nullptr) {
     temp_bytes = required;
     return cudaSuccess;
@@ -680,61 +717,66 @@ template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, 
   if (temp_bytes < required || d_num_selected == nullptr) return cudaErrorInvalidValue;
   if (n == 0) return cudaMemsetAsync(d_num_selected, 0, sizeof(std::int64_t), stream);
 
-  const std::int64_t chunk_items = chunk_tiles * Policy::tile_items;
-  const std::int64_t chunks = detail::ceil_div(n, chunk_items);
-  const std::int64_t max_tiles = detail::ceil_div(n < chunk_items ? n : chunk_items, std::int64_t{Policy::tile_items});
-  auto* aligned = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-  auto* chunk_totals = reinterpret_cast<std::int64_t*>(
-      aligned + detail::align_up(device::tile_state<std::uint32_t>::storage_bytes(max_tiles)));
+  constexpr auto kernel = select_tiles_kernel<Tuning, KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
+  return detail::with_policy<kernel, Tuning>([&](auto policy) -> cudaError_t {
+    using Policy = typename decltype(policy)::type;
+    using agent_t = select_agent<Policy, KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
+    const std::int64_t chunk_tiles = chunk_tiles_for<Policy>(options);
+    const std::int64_t chunk_items = chunk_tiles * Policy::tile_items;
+    const std::int64_t chunks = detail::ceil_div(n, chunk_items);
+    const std::int64_t max_tiles = detail::ceil_div(n < chunk_items ? n : chunk_items, std::int64_t{Policy::tile_items});
+    auto* aligned = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
+    auto* chunk_totals = reinterpret_cast<std::int64_t*>(
+        aligned + detail::align_up(device::tile_state<std::uint32_t>::storage_bytes(max_tiles)));
 
-  constexpr auto kernel = select_tiles_kernel<Policy, KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;
-  int capacity = 0;
-  bool cooperative = false;
-  if (max_tiles > 1) {
-    SCANLAB_TRY(detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative));
-    if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
-  }
-
-  for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
-    const std::int64_t begin = chunk * chunk_items;
-    const std::int64_t items = n - begin < chunk_items ? n - begin : chunk_items;
-    const std::int64_t tiles = detail::ceil_div(items, std::int64_t{Policy::tile_items});
-    select_mode mode = options.mode;
-    if (tiles == 1) mode = select_mode::single_tile;
-    if (mode == select_mode::automatic) mode = select_mode::cooperative;
-    if (mode == select_mode::single_tile && tiles > 1) mode = select_mode::cooperative;  // one block cannot
-    if (mode == select_mode::cooperative && !cooperative) mode = select_mode::tickets;
-
-    params_t params{.keys_in = keys_in + begin,
-                    .values_in = values_in + begin,
-                    .flags = flags + begin,
-                    .keys_out = keys_out,
-                    .values_out = values_out,
-                    .selector = selector,
-                    .n = items,
-                    .num_tiles = tiles,
-                    .chunk = chunk,
-                    .chunk_totals = chunk_totals,
-                    .num_selected = d_num_selected,
-                    .state = device::tile_state<std::uint32_t>(aligned, tiles),
-                    .mode = mode,
-                    .vector_keys = chunk_io<typename agent_t::K, Policy::chunk>::aligned(keys_in + begin),
-                    .vector_values = chunk_io<typename agent_t::V, Policy::chunk>::aligned(values_in + begin),
-                    .vector_flags = chunk_io<typename agent_t::F, Policy::chunk>::aligned(flags + begin)};
-    const std::int64_t grid = mode == select_mode::single_tile ? 1 : (tiles < capacity ? tiles : capacity);
-    if (mode == select_mode::cooperative) {
-      const cudaError_t status =
-          detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params);
-      if (status == cudaSuccess) continue;
-      if (status != cudaErrorCooperativeLaunchTooLarge) return status;
-      // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
-      mode = select_mode::tickets;
-      params.mode = mode;
+    int capacity = 0;
+    bool cooperative = false;
+    if (max_tiles > 1) {
+      SCANLAB_TRY(detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative));
+      if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
     }
-    if (mode == select_mode::tickets) SCANLAB_TRY(params.state.reset(stream));
-    SCANLAB_TRY(detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params));
-  }
-  return cudaSuccess;
+
+    for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const std::int64_t begin = chunk * chunk_items;
+      const std::int64_t items = n - begin < chunk_items ? n - begin : chunk_items;
+      const std::int64_t tiles = detail::ceil_div(items, std::int64_t{Policy::tile_items});
+      select_mode mode = options.mode;
+      if (tiles == 1) mode = select_mode::single_tile;
+      if (mode == select_mode::automatic) mode = select_mode::cooperative;
+      if (mode == select_mode::single_tile && tiles > 1) mode = select_mode::cooperative;  // one block cannot
+      if (mode == select_mode::cooperative && !cooperative) mode = select_mode::tickets;
+
+      params_t params{.keys_in = keys_in + begin,
+                      .values_in = values_in + begin,
+                      .flags = flags + begin,
+                      .keys_out = keys_out,
+                      .values_out = values_out,
+                      .selector = selector,
+                      .n = items,
+                      .num_tiles = tiles,
+                      .chunk = chunk,
+                      .chunk_totals = chunk_totals,
+                      .num_selected = d_num_selected,
+                      .state = device::tile_state<std::uint32_t>(aligned, tiles),
+                      .mode = mode,
+                      .vector_keys = chunk_io<typename agent_t::K, Policy::chunk>::aligned(keys_in + begin),
+                      .vector_values = chunk_io<typename agent_t::V, Policy::chunk>::aligned(values_in + begin),
+                      .vector_flags = chunk_io<typename agent_t::F, Policy::chunk>::aligned(flags + begin)};
+      const std::int64_t grid = mode == select_mode::single_tile ? 1 : (tiles < capacity ? tiles : capacity);
+      if (mode == select_mode::cooperative) {
+        const cudaError_t status =
+            detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params);
+        if (status == cudaSuccess) continue;
+        if (status != cudaErrorCooperativeLaunchTooLarge) return status;
+        // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
+        mode = select_mode::tickets;
+        params.mode = mode;
+      }
+      if (mode == select_mode::tickets) SCANLAB_TRY(params.state.reset(stream));
+      SCANLAB_TRY(detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params));
+    }
+    return cudaSuccess;
+  });
 }
 
 }  // namespace scanlab::select_detail

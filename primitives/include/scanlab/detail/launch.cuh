@@ -4,13 +4,16 @@
 // linrec, norms).
 #pragma once
 
+#include <scanlab/arch.cuh>
 #include <scanlab/error.hpp>
 
 #include <cuda_runtime.h>
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 #include <utility>
 
@@ -78,6 +81,60 @@ template <auto Kernel>
   cooperative = coop != 0;
   if (cacheable) cache[device].store(((max_blocks << 1) | (cooperative ? 1 : 0)) + 1, std::memory_order_relaxed);
   return cudaSuccess;
+}
+
+// The architecture (x 10: 75, 80, 90, ...) of the code the driver runs for `Kernel` on the
+// current device: the PTX version its image was compiled from (cudaFuncGetAttributes), which
+// is what __CUDA_ARCH__ was in that code, also when the driver compiles older PTX for a newer
+// GPU. Picks the host side of a per-architecture tuning (scanlab/arch.cuh). A binary without
+// code for the device fails here with cudaErrorNoKernelImageForDevice. Cached per kernel and
+// device (one runtime call per kernel and device in the process).
+template <auto Kernel>
+[[nodiscard]] cudaError_t kernel_sm(int& sm) {
+  constexpr int cached_devices = 64;
+  static std::atomic<int> cache[cached_devices] = {};  // 0: not asked yet
+  int device = 0;
+  SCANLAB_TRY(cudaGetDevice(&device));
+  const bool cacheable = device >= 0 && device < cached_devices;
+  if (cacheable) {
+    if (const int known = cache[device].load(std::memory_order_relaxed); known != 0) {
+      sm = known;
+      return cudaSuccess;
+    }
+  }
+  cudaFuncAttributes attributes{};
+  SCANLAB_TRY(cudaFuncGetAttributes(&attributes, Kernel));
+  sm = attributes.ptxVersion;
+  if (cacheable) cache[device].store(sm, std::memory_order_relaxed);
+  return cudaSuccess;
+}
+
+// Runs fn(std::type_identity<Policy>{}) with the policy of `Tuning` (scanlab/arch.cuh) that
+// `Kernel` runs on the current device: a dispatcher's host side, written once as a generic
+// lambda for any policy.
+template <auto Kernel, class Tuning, class Fn>
+[[nodiscard]] cudaError_t with_policy(Fn&& fn) {
+  int sm = 0;
+  SCANLAB_TRY(kernel_sm<Kernel>(sm));
+  return arch::with_family(sm, [&](auto family) -> cudaError_t {
+    return fn(std::type_identity<arch::policy_for<Tuning, decltype(family)::value>>{});
+  });
+}
+
+// An empty kernel: stands for this translation unit's kernels when a policy is needed
+// without a particular kernel (all of a translation unit's kernels are built for the same
+// architectures).
+template <int = 0>
+__global__ void arch_probe_kernel() {}
+
+// Items per tile of `Tuning` on the current device, for tests and tools that place data
+// at tile boundaries.
+template <class Tuning>
+[[nodiscard]] cudaError_t device_tile_items(std::int64_t& tile_items) {
+  return with_policy<arch_probe_kernel<>, Tuning>([&](auto policy) {
+    tile_items = decltype(policy)::type::tile_items;
+    return cudaSuccess;
+  });
 }
 
 // ---- Launches -------------------------------------------------------------------------

@@ -9,6 +9,12 @@
 // warp reads 32 consecutive vectors: 512 contiguous bytes), several at a time, and
 // folds them into a register accumulator; then the block combines its threads.
 //
+// Two arrays read side by side (zip_input, below: a dot product, the RMS of a
+// difference) are one input whose unit is a 16-byte vector of EACH array, when the two
+// have the same address modulo 16 (one head/body/tail split then serves both); a unit
+// is then two loads, so a thread takes half as many units per iteration and keeps the
+// same bytes in flight. Arrays that do not share their alignment take the scalar path.
+//
 // Determinism: every combination order above depends only on n, the pointer's
 // address modulo 16 and the grid size (fixed per device), never on timing.
 #pragma once
@@ -20,8 +26,52 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <concepts>
 #include <cstdint>
 #include <type_traits>
+
+namespace scanlab {
+
+// ---- Inputs and outputs for transform_reduce (public through scanlab/reduce.cuh) ----
+
+// One item of a zip_input: the elements at the same index of its two arrays.
+template <class T>
+struct zip_item {
+  T x;
+  T y;
+};
+
+// Two device arrays of the same length read side by side as one input of zip_item<T>:
+// item i is {x[i], y[i]}. Make one with scanlab::zip(d_x, d_y).
+template <class T>
+struct zip_input {
+  const T* x;
+  const T* y;
+  __host__ __device__ zip_item<T> operator[](std::int64_t i) const { return {x[i], y[i]}; }
+  __host__ __device__ zip_input operator+(std::int64_t i) const { return {x + i, y + i}; }
+};
+
+// An output that applies an epilogue on the device: `*it = v` stores epilogue(v) at the
+// wrapped output (it[i] = v stores it at out[i]). reduce and transform_reduce store their
+// result once, from one thread, so the epilogue (a square root, a division by n) costs
+// no launch and no pass. Make one with scanlab::with_epilogue(d_out, f).
+template <class OutputIt, class Epilogue>
+struct epilogue_output {
+  OutputIt out;
+  Epilogue epilogue;
+  struct reference {
+    OutputIt out;
+    Epilogue epilogue;
+    template <class V>
+    __device__ void operator=(const V& value) const {
+      *out = epilogue(value);
+    }
+  };
+  __device__ reference operator*() const { return {out, epilogue}; }
+  __device__ reference operator[](std::int64_t i) const { return {out + i, epilogue}; }
+};
+
+}  // namespace scanlab
 
 namespace scanlab::detail {
 
@@ -30,6 +80,104 @@ struct identity_transform {
   __host__ __device__ constexpr U operator()(const U& x) const {
     return x;
   }
+};
+
+// ---- Units of the vector path ----
+//
+// Inputs read in 16-byte vectors: pointers to vector-loadable types (a unit is one
+// vector) and zip_input of them (a unit is one vector of each array). unit_items is the
+// number of items in a unit, unit_loads the 16-byte loads it takes.
+template <class InputIt>
+inline constexpr bool is_zip_input_v = false;
+template <class T>
+inline constexpr bool is_zip_input_v<zip_input<T>> = is_vector_loadable_v<T>;
+
+template <class InputIt>
+inline constexpr bool reads_vectors_v = is_vectorizable_input_v<InputIt> || is_zip_input_v<InputIt>;
+
+template <class InputIt>
+struct unit_shape {
+  static constexpr int items = vector_items<input_value_t<InputIt>>;
+  static constexpr int loads = 1;
+};
+template <class T>
+struct unit_shape<zip_input<T>> {
+  static constexpr int items = vector_items<T>;
+  static constexpr int loads = 2;
+};
+template <class InputIt>
+inline constexpr int unit_items = unit_shape<InputIt>::items;
+template <class InputIt>
+inline constexpr int unit_loads = unit_shape<InputIt>::loads;
+
+// Units per thread per iteration for a shape that issues VectorsPerThread 16-byte loads
+// (at least one unit: a shape of one vector per thread reads a zip's two).
+template <int VectorsPerThread, class InputIt>
+constexpr int units_per_iteration() {
+  return VectorsPerThread >= unit_loads<InputIt> ? VectorsPerThread / unit_loads<InputIt> : 1;
+}
+
+// The two vectors of a zip_input unit.
+template <class T>
+struct zip_vector {
+  vector16<T> x;
+  vector16<T> y;
+};
+
+// Whether the vector path can read `in`: a pointer aligned to its element (always, for
+// arithmetic types), or two such arrays at the same address modulo 16.
+template <class T>
+__host__ __device__ constexpr bool vectors_usable(const T* p) {
+  return element_aligned(p);
+}
+template <class T>
+__host__ __device__ constexpr bool vectors_usable(const zip_input<T>& in) {
+  return element_aligned(in.x) && element_aligned(in.y) &&
+         reinterpret_cast<std::uintptr_t>(in.x) % vector_bytes == reinterpret_cast<std::uintptr_t>(in.y) % vector_bytes;
+}
+
+// The first (or only) array of an input, whose address decides the split.
+template <class T>
+__host__ __device__ constexpr const T* first_array(const T* p) {
+  return p;
+}
+template <class T>
+__host__ __device__ constexpr const T* first_array(const zip_input<T>& in) {
+  return in.x;
+}
+
+template <class T>
+__device__ __forceinline__ vector16<T> load_unit(const T* aligned) {
+  return load_vector(aligned);
+}
+template <class T>
+__device__ __forceinline__ zip_vector<T> load_unit(const zip_input<T>& aligned) {
+  return {load_vector(aligned.x), load_vector(aligned.y)};
+}
+
+template <class T>
+__device__ __forceinline__ T unit_item(const vector16<T>& unit, int m) {
+  return unit.items[m];
+}
+template <class T>
+__device__ __forceinline__ zip_item<T> unit_item(const zip_vector<T>& unit, int m) {
+  return {unit.x.items[m], unit.y.items[m]};
+}
+
+// How [in, in + n) of a vector-read input splits into head, whole units and tail.
+template <class InputIt>
+__host__ __device__ constexpr vector_split split_units(InputIt in, std::int64_t n) {
+  return split_for_vectors(first_array(in), n);
+}
+
+// A transform may reduce a whole unit itself: tf.reduce_unit(items, op), with items the
+// unit's K items (const U (&)[K]), returning what tree_reduce(values, op) returns for
+// values[m] = T(tf(items[m])), to the bit. It is a shortcut, never a change of result
+// (the norms' scaled sum of squares uses it to skip two sums that are zero in a unit of
+// mid-range values: algorithms/norms_kernels.cuh). Only the vector path calls it.
+template <class Tf, class U, int K, class T, class Op>
+concept unit_reducer = requires(const Tf& tf, const U (&items)[K], Op op) {
+  { tf.reduce_unit(items, op) } -> std::convertible_to<T>;
 };
 
 // How an input is cut into units (see the top of this file). Computed identically
@@ -41,8 +189,8 @@ struct reduce_layout {
 
 template <class InputIt>
 __host__ __device__ constexpr reduce_layout make_reduce_layout(InputIt in, std::int64_t n) {
-  if constexpr (is_vectorizable_input_v<InputIt>) {
-    if (element_aligned(in)) return {split_for_vectors(in, n).vectors, true};
+  if constexpr (reads_vectors_v<InputIt>) {
+    if (vectors_usable(in)) return {split_units(in, n).vectors, true};
   }
   return {n, false};
 }
@@ -54,14 +202,23 @@ __device__ __forceinline__ void fold_into(T& acc, bool& has, const T& value, Op 
   has = true;
 }
 
-// The items of one 16-byte vector, each converted to T, combined by a fixed tree (the
-// same order in every kernel that reads vectors, so the same bits).
-template <class T, class U, class Convert, class Op>
-__device__ __forceinline__ T reduce_vector(const vector16<U>& vec, Convert convert, Op op) {
-  T values[vector_items<U>];
+// The K items of one unit, each converted to T, combined by a fixed tree (the same
+// order in every kernel that reads vectors, so the same bits); or the transform's own
+// reduce_unit where it has one (unit_reducer: the same bits).
+template <class T, int K, class Unit, class Tf, class Convert, class Op>
+__device__ __forceinline__ T reduce_unit(const Unit& unit, Tf tf, Convert convert, Op op) {
+  using U = decltype(unit_item(unit, 0));
+  if constexpr (unit_reducer<Tf, U, K, T, Op>) {
+    U items[K];
 #pragma unroll
-  for (int m = 0; m < vector_items<U>; ++m) values[m] = convert(vec.items[m]);
-  return tree_reduce(values, op);
+    for (int m = 0; m < K; ++m) items[m] = unit_item(unit, m);
+    return static_cast<T>(tf.reduce_unit(items, op));
+  } else {
+    T values[K];
+#pragma unroll
+    for (int m = 0; m < K; ++m) values[m] = convert(unit_item(unit, m));
+    return tree_reduce(values, op);
+  }
 }
 
 // Per-thread accumulation over the units [begin, end) of a block's share: thread t
@@ -127,14 +284,14 @@ __device__ __forceinline__ int thread_reduce_share(InputIt in, std::int64_t n, s
   int num_valid = static_cast<int>(share < threads ? share : threads);
   auto convert = [&](const U& x) -> T { return static_cast<T>(tf(x)); };
 
-  if constexpr (is_vectorizable_input_v<InputIt>) {
-    if (element_aligned(in)) {
-      constexpr int vi = vector_items<U>;
-      const vector_split split = split_for_vectors(in, n);
-      const U* body = in + split.head;
-      bool has = thread_reduce_strided<threads, Policy::vectors_per_thread, T>(
-          unit_begin, unit_end, op, [&](std::int64_t v) { return load_vector(body + v * vi); },
-          [&](const vector16<U>& vec) { return reduce_vector<T>(vec, convert, op); }, acc);
+  if constexpr (reads_vectors_v<InputIt>) {
+    if (vectors_usable(in)) {
+      constexpr int vi = unit_items<InputIt>;
+      const vector_split split = split_units(in, n);
+      const InputIt body = in + split.head;
+      bool has = thread_reduce_strided<threads, units_per_iteration<Policy::vectors_per_thread, InputIt>(), T>(
+          unit_begin, unit_end, op, [&](std::int64_t v) { return load_unit(body + v * vi); },
+          [&](const auto& unit) { return reduce_unit<T, vi>(unit, tf, convert, op); }, acc);
       if (with_head) {
         if (t < split.head) fold_into(acc, has, convert(in[t]), op);
         num_valid = max(num_valid, static_cast<int>(split.head));
@@ -190,20 +347,28 @@ __device__ __forceinline__ void reduce_partials(const T* partials, int count, Ou
 // and no branch before the loads (see reduce_policy.cuh for the measurements).
 
 // Pointer inputs whose every pointer is element-aligned (alignof == sizeof: all
-// arithmetic types) take the vector path with no run-time alignment check; other
-// inputs (iterators, structs that may straddle a vector) load one element at a time.
+// arithmetic types) take the vector path with no run-time alignment check; zip inputs
+// check at run time that their arrays share the alignment (one branch, before the
+// loads); other inputs (iterators, structs that may straddle a vector) load one
+// element at a time.
 template <class InputIt>
 inline constexpr bool tile_vectorized_v =
     is_vectorizable_input_v<InputIt> && alignof(input_value_t<InputIt>) == sizeof(input_value_t<InputIt>);
 
 // The largest n one tile of Shape takes: threads x vectors_per_thread 16-byte vectors
-// (plus the head and tail scalars around them), or threads x scalar_items_per_thread.
+// (plus the head and tail scalars around them), or threads x scalar_items_per_thread;
+// a zip input, the smaller of its two paths.
 template <class Shape, class InputIt>
 constexpr std::int64_t tile_kernel_items() {
+  constexpr std::int64_t scalar_items = std::int64_t{Shape::threads} * Shape::scalar_items_per_thread;
   if constexpr (tile_vectorized_v<InputIt>) {
     return std::int64_t{Shape::threads} * Shape::vectors_per_thread * vector_items<input_value_t<InputIt>>;
+  } else if constexpr (is_zip_input_v<InputIt>) {
+    constexpr std::int64_t vector_items =
+        std::int64_t{Shape::threads} * units_per_iteration<Shape::vectors_per_thread, InputIt>() * unit_items<InputIt>;
+    return vector_items < scalar_items ? vector_items : scalar_items;
   } else {
-    return std::int64_t{Shape::threads} * Shape::scalar_items_per_thread;
+    return scalar_items;
   }
 }
 
@@ -229,10 +394,21 @@ __device__ __forceinline__ bool tile_thread_reduce(int units, Op op, Load load, 
   return true;
 }
 
+// Thread t's part of a tile read one item at a time: items t, t + threads, ...
+// Returns num_valid (the holders are a prefix of the block).
+template <class Shape, class InputIt, class T, class Op, class Convert>
+__device__ __forceinline__ int tile_items_one_by_one(InputIt in, int n, Op op, Convert convert, T& acc) {
+  constexpr int threads = Shape::threads;
+  const int t = static_cast<int>(threadIdx.x);
+  tile_thread_reduce<threads, Shape::scalar_items_per_thread, T>(
+      n, op, [&](int k) { return convert(in[t + k * threads]); }, [](const T& x) { return x; }, acc);
+  return min(n, threads);
+}
+
 // *out = op(init, in[0] op ... op in[n - 1]) by one block of Shape::threads threads,
 // n <= tile_kernel_items<Shape, InputIt>() (n == 0 writes init). Vector path: thread t
-// takes vectors t, t + threads, ... of the aligned body, and the head and tail
-// scalars t (fewer than a vector's worth each); the holders are a prefix of the block.
+// takes units t, t + threads, ... of the aligned body, and the head and tail items t
+// (fewer than a unit's worth each); the holders are a prefix of the block.
 template <class Shape, class InputIt, class OutputIt, class T, class Op, class Tf>
 __device__ __forceinline__ void reduce_tile(InputIt in, int n, OutputIt out, T init, Op op, Tf tf) {
   constexpr int threads = Shape::threads;
@@ -242,26 +418,30 @@ __device__ __forceinline__ void reduce_tile(InputIt in, int n, OutputIt out, T i
   auto convert = [&](const U& x) -> T { return static_cast<T>(tf(x)); };
   T acc;
   int num_valid;
-  if constexpr (tile_vectorized_v<InputIt>) {
-    constexpr int vi = vector_items<U>;
-    const int misalignment = static_cast<int>(reinterpret_cast<std::uintptr_t>(in) % vector_bytes);
-    const int head = min(n, misalignment == 0 ? 0 : (vector_bytes - misalignment) / static_cast<int>(sizeof(U)));
-    const int vectors = (n - head) / vi;
-    const int tail = n - head - vectors * vi;
-    const U* first = in + head + t * vi;  // this thread's first vector; the others at constant offsets
-    U head_item{}, tail_item{};
-    if (t < head) head_item = in[t];
-    if (t < tail) tail_item = in[n - tail + t];
-    bool has = tile_thread_reduce<threads, Shape::vectors_per_thread, T>(
-        vectors, op, [&](int k) { return load_vector(first + k * threads * vi); },
-        [&](const vector16<U>& vec) { return reduce_vector<T>(vec, convert, op); }, acc);
-    if (t < head) fold_into(acc, has, convert(head_item), op);
-    if (t < tail) fold_into(acc, has, convert(tail_item), op);
-    num_valid = max(max(min(vectors, threads), head), tail);
+  if constexpr (tile_vectorized_v<InputIt> || is_zip_input_v<InputIt>) {
+    if (tile_vectorized_v<InputIt> || vectors_usable(in)) {  // a zip's arrays may not share their alignment
+      constexpr int vi = unit_items<InputIt>;
+      const auto* array = first_array(in);
+      const int misalignment = static_cast<int>(reinterpret_cast<std::uintptr_t>(array) % vector_bytes);
+      const int head =
+          min(n, misalignment == 0 ? 0 : (vector_bytes - misalignment) / static_cast<int>(sizeof(*array)));
+      const int vectors = (n - head) / vi;
+      const int tail = n - head - vectors * vi;
+      const InputIt first = in + head + t * vi;  // this thread's first unit; the others at constant offsets
+      U head_item{}, tail_item{};
+      if (t < head) head_item = in[t];
+      if (t < tail) tail_item = in[n - tail + t];
+      bool has = tile_thread_reduce<threads, units_per_iteration<Shape::vectors_per_thread, InputIt>(), T>(
+          vectors, op, [&](int k) { return load_unit(first + k * threads * vi); },
+          [&](const auto& unit) { return reduce_unit<T, vi>(unit, tf, convert, op); }, acc);
+      if (t < head) fold_into(acc, has, convert(head_item), op);
+      if (t < tail) fold_into(acc, has, convert(tail_item), op);
+      num_valid = max(max(min(vectors, threads), head), tail);
+    } else {
+      num_valid = tile_items_one_by_one<Shape>(in, n, op, convert, acc);
+    }
   } else {
-    tile_thread_reduce<threads, Shape::scalar_items_per_thread, T>(
-        n, op, [&](int k) { return convert(in[t + k * threads]); }, [](const T& x) { return x; }, acc);
-    num_valid = min(n, threads);
+    num_valid = tile_items_one_by_one<Shape>(in, n, op, convert, acc);
   }
   if (num_valid == 0) {  // n == 0 (block-uniform)
     if (t == 0) *out = init;

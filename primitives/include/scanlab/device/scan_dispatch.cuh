@@ -23,13 +23,26 @@ struct scan_options {
   int max_blocks = 0;  // 0: as many as can be resident
 };
 
-// How many blocks of `kernel` fit on the current device at once, and whether it can
+// The kernel of one instantiation (Tuning: a policy or a per-architecture table).
+template <class Tuning, class InputIt, class OutputIt, class T, class Op>
+inline constexpr auto scan_kernel = scan_tiles_kernel<Tuning, InputIt, OutputIt, T, Op>;
+
+// Runs fn(std::type_identity<Policy>{}) with the policy the current device runs.
+template <class Tuning, class InputIt, class OutputIt, class T, class Op, class Fn>
+[[nodiscard]] cudaError_t with_scan_policy(Fn&& fn) {
+  return detail::with_policy<scan_kernel<Tuning, InputIt, OutputIt, T, Op>, Tuning>(fn);
+}
+
+// How many blocks of the kernel fit on the current device at once, and whether it can
 // launch cooperative grids. Cached per kernel (the template) and device.
-template <class Policy, class InputIt, class OutputIt, class T, class Op>
+template <class Tuning, class InputIt, class OutputIt, class T, class Op>
 [[nodiscard]] cudaError_t resident_capacity(int& capacity, bool& cooperative) {
-  return detail::resident_grid<scan_tiles_kernel<Policy, InputIt, OutputIt, T, Op>>(
-      Policy::block_threads, INT_MAX, capacity, cooperative,
-      scan_agent<Policy, InputIt, OutputIt, T, Op>::parked_bytes);
+  return with_scan_policy<Tuning, InputIt, OutputIt, T, Op>([&](auto policy) {
+    using Policy = typename decltype(policy)::type;
+    return detail::resident_grid<scan_kernel<Tuning, InputIt, OutputIt, T, Op>>(
+        Policy::block_threads, INT_MAX, capacity, cooperative,
+        scan_agent<Policy, InputIt, OutputIt, T, Op>::parked_bytes);
+  });
 }
 
 // Temp storage: [alignment slack][tile states].
@@ -38,62 +51,71 @@ constexpr std::size_t scan_temp_bytes(std::int64_t num_tiles) {
   return 256 + device::tile_state<T>::storage_bytes(num_tiles);
 }
 
-template <class Policy, class InputIt, class OutputIt, class T, class Op>
+template <class Tuning, class InputIt, class OutputIt, class T, class Op>
 [[nodiscard]] cudaError_t dispatch_scan(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
                                         std::int64_t n, bool exclusive, T init, Op op, cudaStream_t stream,
                                         scan_options options = {}) {
+  static_assert(arch::table_fits<Tuning>([](auto policy) {
+                  return scan_agent<typename decltype(policy)::type, InputIt, OutputIt, T, Op>::smem_bytes;
+                }),
+                "a scan tuning entry does not fit its architecture (limits: scanlab/arch.cuh)");
   if (n < 0) return cudaErrorInvalidValue;
-  const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
-  const std::size_t required = scan_temp_bytes<T>(num_tiles);
+  // Sized for every architecture's tiles: no need to ask the device.
+  const std::size_t required = arch::max_over_policies<Tuning>([&](auto policy) {
+    return scan_temp_bytes<T>(detail::ceil_div<std::int64_t>(n, decltype(policy)::type::tile_items));
+  });
   if (d_temp == nullptr) {
     temp_bytes = required;
     return cudaSuccess;
   }
   if (temp_bytes < required) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
+  return with_scan_policy<Tuning, InputIt, OutputIt, T, Op>([&](auto policy) -> cudaError_t {
+    using Policy = typename decltype(policy)::type;
+    const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
+    auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
+    const device::tile_state<T> state(base, num_tiles);
 
-  auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-  const device::tile_state<T> state(base, num_tiles);
+    scan_mode mode = options.mode;
+    if (mode == scan_mode::automatic) mode = num_tiles == 1 ? scan_mode::single_block : scan_mode::cooperative;
+    std::int64_t grid = 1;
+    if (mode != scan_mode::single_block) {
+      int capacity = 0;
+      bool cooperative = false;
+      SCANLAB_TRY((resident_capacity<Tuning, InputIt, OutputIt, T, Op>(capacity, cooperative)));
+      if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
+      if (mode == scan_mode::cooperative && !cooperative) mode = scan_mode::tickets;
+      grid = num_tiles < capacity ? num_tiles : capacity;
+    }
 
-  scan_mode mode = options.mode;
-  if (mode == scan_mode::automatic) mode = num_tiles == 1 ? scan_mode::single_block : scan_mode::cooperative;
-  std::int64_t grid = 1;
-  if (mode != scan_mode::single_block) {
-    int capacity = 0;
-    bool cooperative = false;
-    SCANLAB_TRY((resident_capacity<Policy, InputIt, OutputIt, T, Op>(capacity, cooperative)));
-    if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
-    if (mode == scan_mode::cooperative && !cooperative) mode = scan_mode::tickets;
-    grid = num_tiles < capacity ? num_tiles : capacity;
-  }
+    scan_params<InputIt, OutputIt, T, Op> params{.in = d_in,
+                                                 .out = d_out,
+                                                 .n = n,
+                                                 .num_tiles = num_tiles,
+                                                 .init = init,
+                                                 .op = op,
+                                                 .state = state,
+                                                 .mode = mode,
+                                                 .exclusive = exclusive,
+                                                 .vector_load = false,
+                                                 .vector_store = false};
+    if constexpr (std::is_pointer_v<InputIt>) params.vector_load = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
+    if constexpr (std::is_pointer_v<OutputIt>) params.vector_store = reinterpret_cast<std::uintptr_t>(d_out) % 16 == 0;
 
-  scan_params<InputIt, OutputIt, T, Op> params{.in = d_in,
-                                               .out = d_out,
-                                               .n = n,
-                                               .num_tiles = num_tiles,
-                                               .init = init,
-                                               .op = op,
-                                               .state = state,
-                                               .mode = mode,
-                                               .exclusive = exclusive,
-                                               .vector_load = false,
-                                               .vector_store = false};
-  if constexpr (std::is_pointer_v<InputIt>) params.vector_load = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
-  if constexpr (std::is_pointer_v<OutputIt>) params.vector_store = reinterpret_cast<std::uintptr_t>(d_out) % 16 == 0;
-
-  constexpr auto kernel = scan_tiles_kernel<Policy, InputIt, OutputIt, T, Op>;
-  if (mode == scan_mode::cooperative) {
-    // Only this mode parks tiles in (dynamic) shared memory; the others launch without it.
-    const cudaError_t status = detail::launch_cooperative_smem(
-        kernel, static_cast<int>(grid), Policy::block_threads,
-        scan_agent<Policy, InputIt, OutputIt, T, Op>::parked_bytes, stream, params);
-    if (status != cudaErrorCooperativeLaunchTooLarge) return status;
-    // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
-    mode = scan_mode::tickets;
-    params.mode = mode;
-  }
-  if (mode == scan_mode::tickets) SCANLAB_TRY(state.reset(stream));
-  return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params);
+    constexpr auto kernel = scan_kernel<Tuning, InputIt, OutputIt, T, Op>;
+    if (mode == scan_mode::cooperative) {
+      // Only this mode parks tiles in (dynamic) shared memory; the others launch without it.
+      const cudaError_t status = detail::launch_cooperative_smem(
+          kernel, static_cast<int>(grid), Policy::block_threads,
+          scan_agent<Policy, InputIt, OutputIt, T, Op>::parked_bytes, stream, params);
+      if (status != cudaErrorCooperativeLaunchTooLarge) return status;
+      // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
+      mode = scan_mode::tickets;
+      params.mode = mode;
+    }
+    if (mode == scan_mode::tickets) SCANLAB_TRY(state.reset(stream));
+    return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params);
+  });
 }
 
 }  // namespace scanlab::scan_detail

@@ -31,6 +31,7 @@
 //                 memset before the launch, tiles claimed in order from an atomic counter.
 #pragma once
 
+#include <scanlab/arch.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/shuffle.cuh>
 #include <scanlab/device/scan_policy.cuh>
@@ -117,6 +118,8 @@ struct scan_agent {
     raw_slot<T> window_totals[max_round_windows];  // round one: R_v; single block: this window's aggregates
     std::int64_t next_tile;
   };
+  // Shared memory of a block in cooperative mode (the most any mode asks for).
+  static constexpr std::size_t smem_bytes = sizeof(temp_storage) + parked_bytes;
 
   using items_t = T[V][C];
 
@@ -516,10 +519,16 @@ struct scan_agent {
   }
 };
 
-template <class Policy, class InputIt, class OutputIt, class T, class Op>
-__global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm)
+// Tuning: one policy or a per-architecture table (scanlab/arch.cuh); the kernel runs the
+// policy of the architecture it is compiled for.
+template <class Tuning, class InputIt, class OutputIt, class T, class Op>
+__global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
+                                  arch::active_policy<Tuning>::min_blocks_per_sm)
     scan_tiles_kernel(const __grid_constant__ scan_params<InputIt, OutputIt, T, Op> params) {
-  using agent_t = scan_agent<Policy, InputIt, OutputIt, T, Op>;
+  using agent_t = scan_agent<arch::active_policy<Tuning>, InputIt, OutputIt, T, Op>;
+  static_assert(arch::fits(arch::compiled_family, agent_t::block_threads, arch::active_policy<Tuning>::min_blocks_per_sm,
+                           agent_t::smem_bytes),
+                "scan policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   __shared__ typename agent_t::temp_storage storage;
   extern __shared__ uint4 scan_parked_storage[];  // agent_t::parked_bytes in cooperative mode, else none
   agent_t agent(params, storage, reinterpret_cast<unsigned char*>(scan_parked_storage));

@@ -53,21 +53,30 @@ struct scan_policy {
 template <class T>
 inline constexpr int scan_chunk_items = (sizeof(T) < 16 && 16 % sizeof(T) == 0) ? static_cast<int>(16 / sizeof(T)) : 1;
 
-// Bytes per thread the sm_90 tuning aims at.
-inline constexpr int scan_bytes_per_thread_sm90 = 128;
-
-template <class T>
-struct scan_tuning_sm90 {
+// The shape for a byte budget per thread: 256 threads, at least one chunk and a whole
+// number of chunks per thread, two resident blocks per SM (two tiles in registers with
+// prefetch: 128 registers per thread), one parked tile of the same size in shared memory.
+template <class T, int BytesPerThread>
+struct scan_shape {
   static constexpr int chunk = scan_chunk_items<T>;
-  static constexpr int raw_items = static_cast<int>(scan_bytes_per_thread_sm90 / sizeof(T));
-  // At least one chunk, and a whole number of chunks.
+  static constexpr int raw_items = static_cast<int>(BytesPerThread / sizeof(T));
   static constexpr int items = raw_items < chunk ? chunk : raw_items / chunk * chunk;
-  // Two tiles in registers (prefetch): 2 resident blocks of 256 leave 128 registers per thread.
-  static constexpr int min_blocks = 2;
-  using policy = scan_policy<256, (items > 0 ? items : 1), min_blocks>;
+  using policy = scan_policy<256, (items > 0 ? items : 1), 2>;
+};
+
+// The default tuning table (scanlab/arch.cuh): the Hopper shape above (128 bytes per thread,
+// a 32 KB parked tile) everywhere it fits two blocks per SM, which is every family but
+// Turing (64 KB of shared memory per SM): 64 bytes per thread there. Only Hopper was
+// measured; the others are chosen to fit (see primitives/docs/scan.md).
+template <class T>
+struct scan_tuning {
+  template <int Family>
+  struct at {
+    using type = typename scan_shape<T, Family == 75 ? 64 : 128>::policy;
+  };
 };
 
 template <class T>
-using default_scan_policy = typename scan_tuning_sm90<T>::policy;
+using default_scan_policy = scan_tuning<T>;
 
 }  // namespace scanlab::device
