@@ -222,8 +222,14 @@ TEST(linrec_public_api, PolicySizesAndInvalidOptions) {
   const float* none = nullptr;
   float* out = nullptr;
   const auto src = scanlab::linrec_ab(none, none);
-  std::size_t tuned = 0, small = 0, small_tickets = 0, named = 0, named_small = 0;
+  // The sm_90 shape as one policy (the default is a per-architecture table whose temp storage
+  // covers every family's tiles).
+  using large_policy = scanlab::linrec_policy<512, 16, 1, true>;
+  std::size_t tuned = 0, large = 0, small = 0, small_tickets = 0, named = 0, named_small = 0;
   ASSERT_EQ(scanlab::solve_linear_recurrence(nullptr, tuned, src, out, nullptr, 1, n, batch_layout::row_major),
+            cudaSuccess);
+  ASSERT_EQ(scanlab::solve_linear_recurrence<large_policy>(nullptr, large, src, out, nullptr, 1, n,
+                                                           batch_layout::row_major),
             cudaSuccess);
   ASSERT_EQ(scanlab::solve_linear_recurrence<small_policy>(nullptr, small, src, out, nullptr, 1, n,
                                                            batch_layout::row_major),
@@ -236,8 +242,10 @@ TEST(linrec_public_api, PolicySizesAndInvalidOptions) {
   ASSERT_EQ((scanlab::linear_recurrence<float, small_policy>(nullptr, named_small, none, none, out, n, 0.0f)),
             cudaSuccess);
   EXPECT_EQ(tuned, (ld::rows_temp_bytes<tuned_policy, float>(n)));
+  EXPECT_GE(tuned, large);
+  EXPECT_EQ(large, (ld::rows_temp_bytes<large_policy, float>(n)));
   EXPECT_EQ(small, (ld::rows_temp_bytes<small_policy, float>(n)));
-  EXPECT_GT(small, tuned);  // four times the tiles
+  EXPECT_GT(small, large);  // four times the tiles
   EXPECT_EQ(small_tickets, small);
   EXPECT_EQ(named, tuned);
   EXPECT_EQ(named_small, small);
