@@ -9,10 +9,10 @@
 #include "bench/suite.hpp"
 #include "common/device_buffer.hpp"
 
-#include <scanlab/detail/mix64.hpp>
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
 #include <scanlab/ladder/reduce_ladder.cuh>
+#include <scanlab/mix64.hpp>
 #include <scanlab/reduce.cuh>
 
 #include <cub/device/device_reduce.cuh>
@@ -42,7 +42,7 @@ std::vector<std::string> reduce_variant_names() {
   return names;
 }
 
-using scanlab::detail::mix64;  // splitmix64's finaliser: every input bit affects every output bit
+using scanlab::mix64;  // splitmix64's finaliser: every input bit affects every output bit
 
 template <class T>
 __global__ void fill_random_kernel(T* out, std::int64_t n, std::uint64_t seed) {

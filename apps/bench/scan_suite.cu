@@ -13,10 +13,10 @@
 #include "bench/suite.hpp"
 #include "common/device_buffer.hpp"
 
-#include <scanlab/detail/mix64.hpp>
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
 #include <scanlab/ladder/scan_ladder.cuh>
+#include <scanlab/mix64.hpp>
 #include <scanlab/scan.cuh>
 
 #include <cub/device/device_scan.cuh>
@@ -47,7 +47,7 @@ std::vector<std::string> scan_variant_names() {
   return names;
 }
 
-using scanlab::detail::mix64;  // splitmix64's finaliser: every input bit affects every output bit
+using scanlab::mix64;  // splitmix64's finaliser: every input bit affects every output bit
 
 template <class T>
 __global__ void fill_random_kernel(T* out, std::int64_t n, std::uint64_t seed) {

@@ -6,7 +6,6 @@
 #include "common/device_buffer.hpp"
 
 #include <scanlab/algorithms/norms.cuh>
-#include <scanlab/detail/util.cuh>
 #include <scanlab/error.hpp>
 
 #include <cuda_runtime.h>
@@ -24,10 +23,11 @@ namespace scanlab::cg {
 namespace {
 
 constexpr int block_threads = 256;
+constexpr int warp_threads = 32;
 
 // Enough blocks to fill the GPU a few times over; the kernels stride over the rest.
 int grid_for(std::int64_t items, int per_block = block_threads) {
-  const std::int64_t blocks = detail::ceil_div<std::int64_t>(std::max<std::int64_t>(items, 1), per_block);
+  const std::int64_t blocks = (std::max<std::int64_t>(items, 1) + per_block - 1) / per_block;
   return static_cast<int>(std::min<std::int64_t>(blocks, 132 * 32));
 }
 
@@ -54,16 +54,16 @@ __global__ void __launch_bounds__(block_threads)
     spmv_warp_per_row_kernel(std::int64_t rows, const std::int64_t* __restrict__ row_ptr,
                              const std::int32_t* __restrict__ col, const T* __restrict__ val,
                              const T* __restrict__ x, T* __restrict__ y) {
-  constexpr int warps_per_block = block_threads / detail::warp_threads;
-  const int lane = static_cast<int>(threadIdx.x) % detail::warp_threads;
+  constexpr int warps_per_block = block_threads / warp_threads;
+  const int lane = static_cast<int>(threadIdx.x) % warp_threads;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * warps_per_block;
-  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * warps_per_block + threadIdx.x / detail::warp_threads;
+  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * warps_per_block + threadIdx.x / warp_threads;
        r < rows; r += stride) {
     T sum = 0;
     const std::int64_t end = row_ptr[r + 1];
-    for (std::int64_t k = row_ptr[r] + lane; k < end; k += detail::warp_threads) sum += val[k] * __ldg(x + col[k]);
+    for (std::int64_t k = row_ptr[r] + lane; k < end; k += warp_threads) sum += val[k] * __ldg(x + col[k]);
 #pragma unroll
-    for (int offset = detail::warp_threads / 2; offset > 0; offset /= 2) {
+    for (int offset = warp_threads / 2; offset > 0; offset /= 2) {
       sum += __shfl_down_sync(0xffffffffu, sum, offset);
     }
     if (lane == 0) y[r] = sum;
@@ -194,7 +194,7 @@ class typed_solver final : public gpu_solver::impl {
   void spmv(const T* in, T* out, cudaStream_t s) {
     if (n_ == 0) return;
     if (warp_per_row_) {
-      constexpr int rows_per_block = block_threads / detail::warp_threads;
+      constexpr int rows_per_block = block_threads / warp_threads;
       spmv_warp_per_row_kernel<T><<<grid_for(n_, rows_per_block), block_threads, 0, s>>>(
           n_, row_ptr_.data(), col_.data(), val_.data(), in, out);
     } else {

@@ -1,6 +1,6 @@
 #include "common/generate.hpp"
 
-#include <scanlab/detail/mix64.hpp>
+#include <scanlab/mix64.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -23,7 +23,7 @@ __extension__ typedef unsigned __int128 u128;
 
 constexpr std::uint64_t golden_gamma = 0x9e3779b97f4a7c15ULL;
 
-using scanlab::detail::mix64;  // splitmix64's finaliser
+using scanlab::mix64;  // splitmix64's finaliser
 
 // Word i of a stream: output i of splitmix64 seeded with `key`. Any word is computed on its own.
 struct stream {

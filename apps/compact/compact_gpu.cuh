@@ -19,6 +19,7 @@
 #include <scanlab/algorithms/select_three_phase.cuh>
 #include <scanlab/error.hpp>
 #include <scanlab/iterator.cuh>
+#include <scanlab/tuning.hpp>
 
 #include <cub/device/device_select.cuh>
 
@@ -40,9 +41,8 @@ inline constexpr bool unique_type = bitwise_type<T> || std::is_floating_point_v<
 
 // Production variants timed by --bench --tune for uint32 (see primitives/docs/compact.md).
 // Each adds a kernel to the build, so only uint32 carries them.
-using tune_policies = std::tuple<select_detail::select_policy<256, 16, 4, 3>, select_detail::select_policy<256, 32, 4, 3, false>,
-                                 select_detail::select_policy<256, 32, 4, 2, false>,
-                                 select_detail::select_policy<256, 24, 4, 2>>;
+using tune_policies = std::tuple<select_policy<256, 16, 4, 3>, select_policy<256, 32, 4, 3, false>,
+                                 select_policy<256, 32, 4, 2, false>, select_policy<256, 24, 4, 2>>;
 
 template <class Policy>
 std::string policy_name() {
@@ -81,46 +81,29 @@ class runner {
 
   // ---- the calls ----
 
-  cudaError_t scanlab_keys(void* t, std::size_t& b, cudaStream_t s, select_detail::select_options options = {}) {
+  cudaError_t scanlab_keys(void* t, std::size_t& b, cudaStream_t s, const single_pass_options& options = {}) {
     const T* in = d_in_.data();
     T* out = d_out_.data();
     std::int64_t* c = d_count_.data();
     switch (request_.predicate.kind) {
       case test_kind::flags:
         if constexpr (bitwise_type<T>) {
-          using namespace select_detail;
-          const none_iterator none_it{};
-          return dispatch_select<policy_for<const T*, none_iterator>>(
-              t, b, in, none_it, static_cast<const std::uint8_t*>(d_flags_.data()), out, none_it, c, n_,
-              flags_selector{}, s, options);
+          return select_flagged(t, b, in, static_cast<const std::uint8_t*>(d_flags_.data()), out, c, n_, s, options);
         }
         break;
       case test_kind::unique:
-        if constexpr (unique_type<T>) {
-          using namespace select_detail;
-          const none_iterator none_it{};
-          return dispatch_select<policy_for<const T*, none_iterator>>(t, b, in, none_it, none_it, out, none_it, c, n_,
-                                                                      unique_selector<equal_to>{}, s, options);
-        }
+        if constexpr (unique_type<T>) return unique(t, b, in, out, c, n_, s, {}, options);  // {}: the default a == b
         break;
-      default: {
-        using namespace select_detail;
-        const none_iterator none_it{};
-        return with_gpu_test(test_, [&]<class Test>(Test test) {
-          return dispatch_select<policy_for<const T*, none_iterator>>(t, b, in, none_it, none_it, out, none_it, c, n_,
-                                                                      predicate_selector<Test, true>{test}, s, options);
-        });
-      }
+      default:
+        return with_gpu_test(test_, [&](auto test) { return select_if(t, b, in, out, c, n_, test, s, options); });
     }
     throw std::logic_error("compact: this element type does not run this predicate");
   }
 
   template <class Policy>
   cudaError_t scanlab_keys_with(void* t, std::size_t& b, cudaStream_t s) {
-    using namespace select_detail;
-    const none_iterator none_it{};
-    return dispatch_select<Policy>(t, b, static_cast<const T*>(d_in_.data()), none_it, none_it, d_out_.data(),
-                                   none_it, d_count_.data(), n_, predicate_selector<in_range<T>, true>{range_of(test_)}, s);
+    return select_if<Policy>(t, b, static_cast<const T*>(d_in_.data()), d_out_.data(), d_count_.data(), n_,
+                             range_of(test_), s);
   }
 
   cudaError_t scanlab_pairs(void* t, std::size_t& b, cudaStream_t s) {
@@ -300,11 +283,10 @@ gpu_report run_typed(const T* data, std::int64_t n, io::dtype type, const std::v
       report.rows.push_back(row("scanlab + indices", time(pairs), static_cast<double>(count) * 8));
     }
     if (request.tune) {
-      using select_detail::select_mode;
-      const auto with = [&](select_detail::select_options o) -> call_t {
+      const auto with = [&](single_pass_options o) -> call_t {
         return [&r, o](void* t, std::size_t& b, cudaStream_t s) { return r.scanlab_keys(t, b, s, o); };
       };
-      report.rows.push_back(versus_cub(row("scanlab, tickets", time(with({.mode = select_mode::tickets})), 0)));
+      report.rows.push_back(versus_cub(row("scanlab, tickets", time(with({.mode = launch_mode::tickets})), 0)));
       if constexpr (std::is_same_v<T, std::uint32_t>) {
         const test_kind kind = request.predicate.kind;  // variants built for range predicates only
         if (kind == test_kind::greater || kind == test_kind::less || kind == test_kind::between ||

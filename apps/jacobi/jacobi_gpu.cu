@@ -5,7 +5,6 @@
 #include "common/device_buffer.hpp"
 
 #include <scanlab/algorithms/norms.cuh>
-#include <scanlab/detail/util.cuh>
 #include <scanlab/error.hpp>
 
 #include <cuda_runtime.h>
@@ -24,6 +23,11 @@ namespace {
 // because i starts at 0), 4 j and 2 k; the neighbours along j and k of a warp's points
 // are mostly found in L1 by the neighbouring warps' loads.
 constexpr int block_x = 32, block_y = 4, block_z = 2;
+
+// Blocks of `per_block` covering `items` (items >= 0, per_block > 0), as a grid extent.
+unsigned blocks_for(std::int64_t items, int per_block) {
+  return static_cast<unsigned>((items + per_block - 1) / per_block);
+}
 
 // One sweep: v = update of u at the interior points. The sum's order is jacobi.hpp's.
 template <class T>
@@ -54,9 +58,7 @@ class solver {
   void sweep(const T* u, T* v, cudaStream_t s) {
     if (o_.n < 3) return;  // no interior
     const std::int64_t interior = o_.n - 2;
-    const dim3 grid(static_cast<unsigned>(detail::ceil_div<std::int64_t>(o_.n, block_x)),
-                    static_cast<unsigned>(detail::ceil_div<std::int64_t>(interior, block_y)),
-                    static_cast<unsigned>(detail::ceil_div<std::int64_t>(interior, block_z)));
+    const dim3 grid(blocks_for(o_.n, block_x), blocks_for(interior, block_y), blocks_for(interior, block_z));
     jacobi_sweep_kernel<T><<<grid, dim3(block_x, block_y, block_z), 0, s>>>(o_.n, u, v);
     SCANLAB_CHECK_LAUNCH();
   }

@@ -5,12 +5,11 @@
 namespace scanlab::linrec_app {
 
 namespace {
-namespace ld = linrec_detail;
 // threads, items per thread, resident blocks per SM (__launch_bounds__), prefetch
-using variant_256x16_2p = ld::linrec_policy<256, 16, 2, true>;
-using variant_512x8_2p = ld::linrec_policy<512, 8, 2, true>;
-using variant_256x8_4p = ld::linrec_policy<256, 8, 4, true>;
-using variant_256x16_2 = ld::linrec_policy<256, 16, 2, false>;
+using variant_256x16_2p = linrec_policy<256, 16, 2, true>;
+using variant_512x8_2p = linrec_policy<512, 8, 2, true>;
+using variant_256x8_4p = linrec_policy<256, 8, 4, true>;
+using variant_256x16_2 = linrec_policy<256, 16, 2, false>;
 }  // namespace
 
 gpu_report run_gpu_f32(const gpu_request& request) {

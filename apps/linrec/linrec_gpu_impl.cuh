@@ -2,8 +2,9 @@
 // linrec_gpu_double.cu, one instantiation each).
 //
 // What is run:
-//   scanlab   linrec_detail::solve: the fused single-pass kernel (one sequence, row-major
-//             batches) or the column kernels (interleaved batches); --final: final states only
+//   scanlab   scanlab::solve_linear_recurrence on the form's source (linrec_ab, linrec_lambda,
+//             linrec_ema): the fused single-pass kernel (one sequence, row-major batches) or
+//             the column kernels (interleaved batches); --final: final states only
 //   CUB       cub::DeviceScan::InclusiveScan with the affine-composition operator over a
 //             transform iterator building the maps from a and b, writing x through a
 //             transform output iterator (linrec_cub.cuh): the same 12 bytes per float element
@@ -52,13 +53,9 @@ class runner {
   template <class Policy>
   cudaError_t scanlab_call(void* temp, std::size_t& bytes, cudaStream_t s) {
     switch (r_.kind) {
-      case form::ab: return call<Policy>(linrec_detail::ab_source<T>{d_p_.data(), d_q_.data()}, temp, bytes, s);
-      case form::lambda:
-        return call<Policy>(linrec_detail::lambda_source<T>{d_p_.data(), d_q_.data()}, temp, bytes, s);
-      case form::ema: {
-        const T alpha = static_cast<T>(r_.alpha);
-        return call<Policy>(linrec_detail::ema_source<T>{d_p_.data(), nullptr, alpha, T(1) - alpha}, temp, bytes, s);
-      }
+      case form::ab: return call<Policy>(linrec_ab(d_p_.data(), d_q_.data()), temp, bytes, s);
+      case form::lambda: return call<Policy>(linrec_lambda(d_p_.data(), d_q_.data()), temp, bytes, s);
+      case form::ema: return call<Policy>(linrec_ema(d_p_.data(), static_cast<T>(r_.alpha)), temp, bytes, s);
     }
     return cudaErrorInvalidValue;
   }
@@ -150,11 +147,9 @@ class runner {
   cudaError_t call(const Source& src, void* temp, std::size_t& bytes, cudaStream_t s) {
     T* x = r_.final_only ? nullptr : d_x_.data();
     T* fin = r_.final_only ? d_x_.data() : nullptr;
-    const T* x0s = d_x0s_.data();
-    if (r_.interleaved) {
-      return linrec_detail::dispatch_columns<Policy>(temp, bytes, src, x, fin, r_.batch, r_.length, x0s, T(0), s);
-    }
-    return linrec_detail::dispatch_rows<Policy>(temp, bytes, src, x, fin, r_.batch, r_.length, x0s, T(0), s);
+    const batch_layout layout = r_.interleaved ? batch_layout::interleaved : batch_layout::row_major;
+    return solve_linear_recurrence<Policy>(temp, bytes, src, x, fin, r_.batch, r_.length, layout, d_x0s_.data(), T(0),
+                                           s);
   }
 
   const gpu_request& r_;
@@ -173,7 +168,6 @@ class runner {
 // Variants: further linrec_policy types, timed with --variants (float32 (a, b) row-major only).
 template <class T, class... Variants>
 gpu_report run_typed(const gpu_request& request) {
-  using default_policy = linrec_detail::default_linrec_policy<T>;
   if (request.batch < 1 && request.length > 0) throw std::logic_error("linrec: batch must be at least 1");
   detail_gpu::runner<T> r(request);
   r.template reserve_scanlab<default_policy>();

@@ -83,20 +83,20 @@ partition_report run_partition(const io::host_array& data, const io::host_array&
     most = std::max(most, bytes);
   }
   // Tuning candidates, timed for uint32 only (--bench): tile shapes besides the default.
-  using variant_a = scanlab::partition_detail::partition_policy<256, 16, 3>;
-  using variant_b = scanlab::partition_detail::partition_policy<256, 24, 2>;
-  using variant_c = scanlab::partition_detail::partition_policy<128, 16, 8>;
+  using variant_a = scanlab::partition_policy<256, 16, 3>;
+  using variant_b = scanlab::partition_policy<256, 24, 2>;
+  using variant_c = scanlab::partition_policy<128, 16, 8>;  // the smallest tiles: the most temp storage
+  // Instantiated for uint32 alone (if constexpr): the shapes are checked against the GPU's
+  // limits at compile time, and they do not all fit 8-byte elements (128 x 16 at 8 per SM).
   constexpr bool tune = std::is_same_v<T, std::uint32_t>;
-  if (tune && request.bench) {
-    using scanlab::partition_detail::two_way_layout;
-    SCANLAB_CHECK(scanlab::partition_detail::dispatch_two_way<variant_c>(
-        nullptr, bytes, d_in.data(), d_out.data(), d_out.data(), d_counts.data(), n, pred, two_way_layout::reversed_rest,
-        nullptr));
-    most = std::max(most, bytes);
-    SCANLAB_CHECK(scanlab::partition_detail::dispatch_three_way<variant_c>(
-        nullptr, bytes, static_cast<const T*>(d_in.data()), d_out.data(), d_counts.data(), n, pivot,
-        scanlab::nan_last_less{}, false, nullptr));
-    most = std::max(most, bytes);
+  if constexpr (tune) {
+    if (request.bench) {
+      SCANLAB_CHECK(scanlab::partition<variant_c>(nullptr, bytes, d_in.data(), d_out.data(), d_counts.data(), n, pred));
+      most = std::max(most, bytes);
+      SCANLAB_CHECK(scanlab::partition_three_way<variant_c>(nullptr, bytes, static_cast<const T*>(d_in.data()),
+                                                            d_out.data(), d_counts.data(), n, pivot));
+      most = std::max(most, bytes);
+    }
   }
   device_buffer<unsigned char> d_temp(static_cast<std::int64_t>(most));
   std::size_t temp_bytes = most;
@@ -273,17 +273,14 @@ partition_report run_partition(const io::host_array& data, const io::host_array&
     report.rows.push_back(row("partition3", "cub DevicePartition::If (3-way)", cub3, std::nullopt));
     if constexpr (tune) {
       const auto variant = [&]<class Policy>(const std::string& name) {
-        using scanlab::partition_detail::two_way_layout;
         const T* in = d_in.data();
         report.rows.push_back(row("partition", "scanlab partition " + name, harness.time([&](cudaStream_t s) {
-          SCANLAB_CHECK(scanlab::partition_detail::dispatch_two_way<Policy>(d_temp.data(), temp_bytes, in, d_out.data(),
-                                                                          d_out.data(), d_counts.data(), n, pred,
-                                                                          two_way_layout::reversed_rest, s));
+          SCANLAB_CHECK(scanlab::partition<Policy>(d_temp.data(), temp_bytes, in, d_out.data(), d_counts.data(), n,
+                                                   pred, s));
         }), cub2.median_ms));
         report.rows.push_back(row("partition3", "scanlab partition_three_way " + name, harness.time([&](cudaStream_t s) {
-          SCANLAB_CHECK(scanlab::partition_detail::dispatch_three_way<Policy>(
-              d_temp.data(), temp_bytes, in, d_out.data(), d_counts.data(), n, pivot, scanlab::nan_last_less{}, false,
-              s));
+          SCANLAB_CHECK(scanlab::partition_three_way<Policy>(d_temp.data(), temp_bytes, in, d_out.data(),
+                                                             d_counts.data(), n, pivot, scanlab::nan_last_less{}, s));
         }), cub3.median_ms));
       };
       variant.template operator()<variant_a>("256x16/3");

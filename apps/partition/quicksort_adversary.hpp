@@ -31,7 +31,7 @@
 // organ-pipe and few-unique ones).
 #pragma once
 
-#include <scanlab/detail/mix64.hpp>
+#include <scanlab/mix64.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -48,7 +48,7 @@ inline constexpr std::int64_t samples = 512;
 inline constexpr std::int64_t removed_per_level = 496;  // the samples of ranks < 16 * 31
 inline constexpr std::int64_t smallest_segment = 1024;
 
-using scanlab::detail::mix64;  // the fixed sampler hashed with splitmix64's finaliser
+using scanlab::mix64;  // the fixed sampler hashed with splitmix64's finaliser
 
 // Sample t's index in the segment [begin, begin + size), as the fixed sampler drew it.
 constexpr std::int64_t fixed_sample_index(std::int64_t begin, std::int64_t size, std::int64_t t) {

@@ -26,7 +26,7 @@
 
 namespace scanlab::partition_app {
 
-namespace sort_detail {
+namespace sort_check {
 
 // The same ordering on the host: NaNs last.
 template <class T>
@@ -67,7 +67,7 @@ bool same_bits_multiset(std::span<const T> a, std::span<const T> b) {
   return x == y;
 }
 
-}  // namespace sort_detail
+}  // namespace sort_check
 
 // The sort with positions of type I as values (with request.pairs): uint32 while every
 // position fits (n <= 2^32: four-byte values, the larger leaves), else int64. CUB and thrust
@@ -186,10 +186,10 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
   if (request.validate) {
     // std::sort with the same order.
     std::vector<T> ref(h_in.begin(), h_in.end());
-    std::sort(ref.begin(), ref.end(), sort_detail::less<T>);
+    std::sort(ref.begin(), ref.end(), sort_check::less<T>);
     std::int64_t first = -1;
-    const std::int64_t bad = sort_detail::mismatches<T>(got, ref, first);
-    const bool multiset = sort_detail::same_bits_multiset<T>(got, h_in);
+    const std::int64_t bad = sort_check::mismatches<T>(got, ref, first);
+    const bool multiset = sort_check::same_bits_multiset<T>(got, h_in);
     report.checks.push_back({"std::sort", bad == 0 && multiset,
                              bad == 0 ? (multiset ? "same order (NaNs last); the same keys, bit for bit"
                                                   : "order matches but the keys differ bit-wise")
@@ -210,7 +210,7 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
       SCANLAB_CHECK(cudaDeviceSynchronize());
       const std::vector<T> theirs = d_cub_out.to_host();
       const std::int64_t bad_cub =
-          sort_detail::mismatches<T>(got, std::span<const T>(theirs.data(), static_cast<std::size_t>(n)), first);
+          sort_check::mismatches<T>(got, std::span<const T>(theirs.data(), static_cast<std::size_t>(n)), first);
       report.checks.push_back({"CUB DeviceRadixSort", bad_cub == 0,
                                bad_cub == 0 ? "same order (equivalent keys at every position)"
                                             : std::to_string(bad_cub) + " positions differ, first at " +
@@ -283,7 +283,7 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
     if (request.cpu_bench && !request.pairs) {
       std::vector<T> work(h_in.begin(), h_in.end());
       const auto start = std::chrono::steady_clock::now();
-      std::sort(work.begin(), work.end(), sort_detail::less<T>);
+      std::sort(work.begin(), work.end(), sort_check::less<T>);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
       report.rows.push_back(row("std::sort (CPU, 1 thread, 1 run)", {ms, ms, ms, 1}, cub_ms));
     }

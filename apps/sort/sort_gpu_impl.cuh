@@ -73,7 +73,7 @@ std::vector<std::int64_t> reference_permutation(std::span<const Key> keys, const
   const std::uint64_t mask = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
   std::vector<std::uint64_t> field(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    const auto ordered = static_cast<std::uint64_t>(radix_sort_detail::ordered_bits(keys[i], r.descending));
+    const auto ordered = static_cast<std::uint64_t>(radix_ordered_bits(keys[i], r.descending));
     field[i] = bits == 0 ? 0 : (ordered >> r.begin_bit) & mask;
   }
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return field[a] < field[b]; });
@@ -139,6 +139,13 @@ class sorter {
       SCANLAB_CHECK(call_cub(nullptr, bytes, nullptr));
       most = std::max(most, bytes);
     }
+    if constexpr (has_match_variant) {
+      if (request.bench) {
+        std::size_t bytes = 0;
+        SCANLAB_CHECK(call_scanlab_match(nullptr, bytes, nullptr));
+        most = std::max(most, bytes);
+      }
+    }
     temp_bytes_ = most;
     temp_ = device_buffer<unsigned char>(static_cast<std::int64_t>(most));
   }
@@ -180,21 +187,17 @@ class sorter {
   }
   // A tuning variant, benchmarked for uint32 keys only: onesweep ranking with one
   // match.any per key instead of the default eight ballots.
-  struct match_policy : radix_sort_detail::onesweep_policy<4> {
-    static constexpr auto ranking = radix_sort_detail::onesweep_ranking::match;
+  struct match_policy : radix_sort_policy<4> {
+    static constexpr auto ranking = radix_sort_ranking::match;
   };
   static constexpr bool has_match_variant = std::is_same_v<Key, std::uint32_t> && !has_values;
+  cudaError_t call_scanlab_match(void* temp, std::size_t& bytes, cudaStream_t s) {
+    radix_sort_options o = options_;
+    o.algorithm = radix_sort_algorithm::onesweep;  // a policy tunes onesweep only
+    return radix_sort_keys<match_policy>(temp, bytes, keys_in_.data(), keys_out_.data(), n_, o, s);
+  }
   void scanlab_match(cudaStream_t s) {
-    if constexpr (has_match_variant) {
-      namespace rs = radix_sort_detail;
-      rs::sort_request<std::uint32_t, false, rs::keys_only> r;
-      r.keys_in = keys_in_.data();
-      r.keys_out = keys_out_.data();
-      r.n = n_;
-      r.transform = rs::make_key_transform<Key>(options_.descending);
-      r.plan = rs::pass_plan{options_.begin_bit, options_.end_bit < 0 ? 32 : options_.end_bit};
-      SCANLAB_CHECK((rs::onesweep_sort<match_policy>(temp_.data(), temp_bytes_, r, s)));
-    }
+    if constexpr (has_match_variant) SCANLAB_CHECK(call_scanlab_match(temp_.data(), temp_bytes_, s));
   }
   void cub(cudaStream_t s) { SCANLAB_CHECK(call_cub(temp_.data(), temp_bytes_, s)); }
 

@@ -1,10 +1,13 @@
 // CPU tests of the linear recurrence's arithmetic (run anywhere): the composition
 // operator and its reset rule, the reference checker, and the documented error bound,
-// checked on a host tree evaluation (Kogge-Stone over the maps, depth log2 n) in float.
+// checked on a host tree evaluation (Kogge-Stone over the maps, depth log2 n) in float;
+// and the public API's host side: the input forms' maps, and the size queries of a policy
+// and of single_pass_options (no device is touched by a size query).
 #include "common/test_util.hpp"
 #include "linrec/linrec_reference.hpp"
 
-#include <scanlab/algorithms/linrec_kernels.cuh>
+#include <scanlab/algorithms/linrec.cuh>
+#include <scanlab/tuning.hpp>
 
 #include <gtest/gtest.h>
 
@@ -183,6 +186,92 @@ TEST(linrec_reference, SequentialLoopThroughSubnormalsStaysWithinTheBound) {
   const auto r = ref::check<float>(ops, 1, static_cast<std::int64_t>(s.size()), false, {}, 0.0f, x, false);
   EXPECT_TRUE(r.pass()) << "bound ratio " << r.max_bound_ratio << " at " << r.worst_index;
   EXPECT_GT(r.max_bound_ratio, 0.0);
+}
+
+// ---- the public API's host side ----
+
+TEST(linrec_public_api, InputFormsBuildTheDocumentedMaps) {
+  const float a[1] = {0.5f}, b[1] = {2.0f};
+  const scanlab::linrec_ab_source<float> ab = scanlab::linrec_ab(a, b);
+  EXPECT_EQ(ab.p, a);
+  EXPECT_EQ(ab.q, b);
+  EXPECT_EQ(ab.map(0.5f, 2.0f).a, 0.5f);
+  EXPECT_EQ(ab.map(0.5f, 2.0f).b, 2.0f);
+  // (lambda, u) = (0.25, 8): v[i] = 0.75 v[i-1] + 2
+  const scanlab::linrec_lambda_source<double> lambda = scanlab::linrec_lambda<double>(nullptr, nullptr);
+  EXPECT_EQ(lambda.map(0.25, 8.0).a, 0.75);
+  EXPECT_EQ(lambda.map(0.25, 8.0).b, 2.0);
+  // alpha = 0.125, s = 4: y[i] = 0.875 y[i-1] + 0.5; one array read
+  const scanlab::linrec_ema_source<double> ema = scanlab::linrec_ema<double>(nullptr, 0.125);
+  EXPECT_EQ(ema.alpha, 0.125);
+  EXPECT_EQ(ema.one_minus_alpha, 0.875);
+  EXPECT_EQ(ema.q, nullptr);
+  EXPECT_EQ(scanlab::linrec_ema_source<double>::arrays, 1);
+  EXPECT_EQ(ema.map(4.0, 123.0).a, 0.875);
+  EXPECT_EQ(ema.map(4.0, 123.0).b, 0.5);
+}
+
+TEST(linrec_public_api, PolicySizesAndInvalidOptions) {
+  namespace ld = scanlab::linrec_detail;
+  using scanlab::batch_layout;
+  using scanlab::launch_mode;
+  using small_policy = scanlab::linrec_policy<256, 8, 4, true>;
+  using tuned_policy = scanlab::default_linrec_policy<float>;
+  static_assert(std::is_same_v<tuned_policy, ld::default_linrec_policy<float>>);
+  const std::int64_t n = std::int64_t{1} << 24;
+  const float* none = nullptr;
+  float* out = nullptr;
+  const auto src = scanlab::linrec_ab(none, none);
+  // The sm_90 shape as one policy (the default is a per-architecture table whose temp storage
+  // covers every family's tiles).
+  using large_policy = scanlab::linrec_policy<512, 16, 1, true>;
+  std::size_t tuned = 0, large = 0, small = 0, small_tickets = 0, named = 0, named_small = 0;
+  ASSERT_EQ(scanlab::solve_linear_recurrence(nullptr, tuned, src, out, nullptr, 1, n, batch_layout::row_major),
+            cudaSuccess);
+  ASSERT_EQ(scanlab::solve_linear_recurrence<large_policy>(nullptr, large, src, out, nullptr, 1, n,
+                                                           batch_layout::row_major),
+            cudaSuccess);
+  ASSERT_EQ(scanlab::solve_linear_recurrence<small_policy>(nullptr, small, src, out, nullptr, 1, n,
+                                                           batch_layout::row_major),
+            cudaSuccess);
+  ASSERT_EQ(scanlab::solve_linear_recurrence<small_policy>(nullptr, small_tickets, src, out, nullptr, 1, n,
+                                                           batch_layout::row_major, nullptr, 0.0f, nullptr,
+                                                           {launch_mode::tickets, 3}),
+            cudaSuccess);
+  ASSERT_EQ(scanlab::linear_recurrence<float>(nullptr, named, none, none, out, n, 0.0f), cudaSuccess);
+  ASSERT_EQ((scanlab::linear_recurrence<float, small_policy>(nullptr, named_small, none, none, out, n, 0.0f)),
+            cudaSuccess);
+  EXPECT_EQ(tuned, (ld::rows_temp_bytes<tuned_policy, float>(n)));
+  EXPECT_GE(tuned, large);
+  EXPECT_EQ(large, (ld::rows_temp_bytes<large_policy, float>(n)));
+  EXPECT_EQ(small, (ld::rows_temp_bytes<small_policy, float>(n)));
+  EXPECT_GT(small, large);  // four times the tiles
+  EXPECT_EQ(small_tickets, small);
+  EXPECT_EQ(named, tuned);
+  EXPECT_EQ(named_small, small);
+
+  const scanlab::single_pass_options invalid[] = {{launch_mode::automatic, -1}, {static_cast<launch_mode>(7), 0}};
+  for (const auto& o : invalid) {
+    std::size_t bytes = 0;
+    for (const batch_layout layout : {batch_layout::row_major, batch_layout::interleaved}) {
+      EXPECT_EQ(scanlab::solve_linear_recurrence(nullptr, bytes, src, out, nullptr, 4, n / 4, layout, nullptr, 0.0f,
+                                                 nullptr, o),
+                cudaErrorInvalidValue);
+      EXPECT_EQ(scanlab::linear_recurrence_batched<float>(nullptr, bytes, none, none, out, 4, n / 4, layout, nullptr,
+                                                          nullptr, o),
+                cudaErrorInvalidValue);
+      EXPECT_EQ(scanlab::linear_recurrence_final_batched<float>(nullptr, bytes, none, none, out, 4, n / 4, layout,
+                                                                nullptr, nullptr, o),
+                cudaErrorInvalidValue);
+    }
+    EXPECT_EQ(scanlab::linear_recurrence(nullptr, bytes, none, none, out, n, 0.0f, nullptr, o), cudaErrorInvalidValue);
+    EXPECT_EQ(scanlab::linear_recurrence_lambda(nullptr, bytes, none, none, out, n, 0.0f, nullptr, o),
+              cudaErrorInvalidValue);
+    EXPECT_EQ(scanlab::exponential_moving_average(nullptr, bytes, none, out, n, 0.5f, 0.0f, nullptr, o),
+              cudaErrorInvalidValue);
+    EXPECT_EQ(scanlab::linear_recurrence_final(nullptr, bytes, none, none, out, n, 0.0f, nullptr, o),
+              cudaErrorInvalidValue);
+  }
 }
 
 }  // namespace

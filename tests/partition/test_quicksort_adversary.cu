@@ -58,7 +58,7 @@ TEST(quicksort_adversary, DefeatsTheFixedSamplerOnly) {
   for (int trial = 0; trial < 4; ++trial) {
     const std::uint64_t seed = rng();
     const int seeded = emulate_quicksort_levels(
-        keys, leaf, [seed](int level) { return scanlab::quicksort_detail::mix64(seed + static_cast<std::uint64_t>(level)); },
+        keys, leaf, [seed](int level) { return scanlab::mix64(seed + static_cast<std::uint64_t>(level)); },
         1 << 20, less);
     EXPECT_LE(seeded, uniform + 1) << "seed " << seed;
   }

@@ -33,11 +33,14 @@
 //   * One launch on the device: a single block for one tile, a cooperative grid
 //     otherwise (a memset and a regular grid where cooperative launch is unavailable or
 //     refused).
+//   * Optional tuning (scanlab/tuning.hpp): a tile shape as first template argument
+//     (scan_policy below) and single_pass_options as last argument.
 #pragma once
 
 #include <scanlab/device/scan_dispatch.cuh>
 #include <scanlab/device/scan_policy.cuh>
 #include <scanlab/functional.cuh>
+#include <scanlab/tuning.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -48,35 +51,67 @@
 
 namespace scanlab {
 
+// ---- tuning (optional: scanlab/tuning.hpp) -------------------------------------------------
+
+// A tile shape for every function below, given as their first template argument:
+//   scanlab::inclusive_scan<scanlab::scan_policy<256, 16, 3>>(d_temp, temp_bytes, ...)
+// BlockThreads x ItemsPerThread elements per tile (ItemsPerThread a whole number of 16-byte
+// chunks of T where T divides 16 bytes), MinBlocksPerSm for __launch_bounds__, Prefetch: the
+// next tile's loads issued before the look-back. Left out (default_policy),
+// default_scan_policy<T> (device/scan_policy.cuh, with its sm_90 measurements). The policy
+// is part of the determinism contract above: the same policy gives the same bits. Every
+// function below also takes an optional last argument, single_pass_options (launch mode,
+// grid cap: benchmark and test knobs).
+template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm, bool Prefetch = true>
+using scan_policy = device::scan_policy<BlockThreads, ItemsPerThread, MinBlocksPerSm, Prefetch>;
+template <class T>
+using default_scan_policy = device::default_scan_policy<T>;
+
+namespace scan_detail {
+
+template <class Policy, class InputIt, class OutputIt, class T, class Op>
+[[nodiscard]] cudaError_t scan(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out, std::int64_t n,
+                               bool exclusive, T init, Op op, cudaStream_t stream,
+                               const single_pass_options& options) {
+  if (!detail::valid_options(options)) return cudaErrorInvalidValue;
+  using policy = detail::resolve_policy_t<Policy, device::default_scan_policy<T>>;
+  return dispatch_scan<policy>(d_temp, temp_bytes, d_in, d_out, n, exclusive, init, op, stream,
+                               detail::to_dispatch_options<scan_options>(options));
+}
+
+}  // namespace scan_detail
+
 // out[i] = in[0] op in[1] op ... op in[i], accumulated in the input's value type.
-template <class InputIt, class OutputIt, class Op>
+template <class Policy = default_policy, class InputIt, class OutputIt, class Op>
 [[nodiscard]] cudaError_t inclusive_scan(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
-                                         std::int64_t n, Op op, cudaStream_t stream = nullptr) {
+                                         std::int64_t n, Op op, cudaStream_t stream = nullptr,
+                                         const single_pass_options& options = {}) {
   using T = std::remove_cv_t<typename std::iterator_traits<InputIt>::value_type>;
-  return scan_detail::dispatch_scan<device::default_scan_policy<T>>(d_temp, temp_bytes, d_in, d_out, n, false, T{},
-                                                                    op, stream);
+  return scan_detail::scan<Policy>(d_temp, temp_bytes, d_in, d_out, n, false, T{}, op, stream, options);
 }
 
 // out[0] = init, out[i] = init op in[0] op ... op in[i-1], accumulated in T (init's type).
-template <class InputIt, class OutputIt, class T, class Op>
+template <class Policy = default_policy, class InputIt, class OutputIt, class T, class Op>
 [[nodiscard]] cudaError_t exclusive_scan(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
-                                         std::int64_t n, T init, Op op, cudaStream_t stream = nullptr) {
-  return scan_detail::dispatch_scan<device::default_scan_policy<T>>(d_temp, temp_bytes, d_in, d_out, n, true, init,
-                                                                    op, stream);
+                                         std::int64_t n, T init, Op op, cudaStream_t stream = nullptr,
+                                         const single_pass_options& options = {}) {
+  return scan_detail::scan<Policy>(d_temp, temp_bytes, d_in, d_out, n, true, init, op, stream, options);
 }
 
 // Prefix sums.
-template <class InputIt, class OutputIt>
+template <class Policy = default_policy, class InputIt, class OutputIt>
 [[nodiscard]] cudaError_t inclusive_sum(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
-                                        std::int64_t n, cudaStream_t stream = nullptr) {
-  return inclusive_scan(d_temp, temp_bytes, d_in, d_out, n, plus{}, stream);
+                                        std::int64_t n, cudaStream_t stream = nullptr,
+                                        const single_pass_options& options = {}) {
+  return inclusive_scan<Policy>(d_temp, temp_bytes, d_in, d_out, n, plus{}, stream, options);
 }
 
-template <class InputIt, class OutputIt>
+template <class Policy = default_policy, class InputIt, class OutputIt>
 [[nodiscard]] cudaError_t exclusive_sum(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
-                                        std::int64_t n, cudaStream_t stream = nullptr) {
+                                        std::int64_t n, cudaStream_t stream = nullptr,
+                                        const single_pass_options& options = {}) {
   using T = std::remove_cv_t<typename std::iterator_traits<InputIt>::value_type>;
-  return exclusive_scan(d_temp, temp_bytes, d_in, d_out, n, T{}, plus{}, stream);
+  return exclusive_scan<Policy>(d_temp, temp_bytes, d_in, d_out, n, T{}, plus{}, stream, options);
 }
 
 }  // namespace scanlab

@@ -26,6 +26,12 @@
 //   ..._batched forms of the last two
 //   linear_recurrence_final(a, b, final, n, x0)       only x[n-1] (a reduction over the maps:
 //   linear_recurrence_final_batched(...)              reads a and b, writes one value per sequence)
+//   solve_linear_recurrence(src, x, final, batch, length, layout, x0s, x0)
+//                                                     any input form (linrec_ab, linrec_lambda,
+//                                                     linrec_ema), x and/or final states: the
+//                                                     general form behind all of the above
+// Optional tuning (scanlab/tuning.hpp): a tile shape as template argument (after T in the
+// named forms, first in solve_linear_recurrence) and single_pass_options as last argument.
 //
 // Guarantees, for every entry point here:
 //  - a[i] == 0 RESETS: x[i] = b[i] whatever x[i-1] is, also Inf or NaN (IEEE would give
@@ -70,6 +76,7 @@
 
 #include <scanlab/algorithms/linrec_kernels.cuh>
 #include <scanlab/error.hpp>
+#include <scanlab/tuning.hpp>
 
 #include <cuda_runtime.h>
 
@@ -84,120 +91,202 @@ enum class batch_layout {
   interleaved,  // [length, batch]: sequence k is a[t * batch + k]
 };
 
+// ---- the input forms: where each step's map (a, b) comes from ----
+
+// x[i] = a[i] x[i-1] + b[i]: the arrays a and b (device, n elements each).
+template <class T>
+using linrec_ab_source = linrec_detail::ab_source<T>;
+// v[i] = (1 - lambda[i]) v[i-1] + lambda[i] u[i]: the arrays lambda and u.
+template <class T>
+using linrec_lambda_source = linrec_detail::lambda_source<T>;
+// y[i] = (1 - alpha) y[i-1] + alpha s[i]: the array s and one alpha (reads one array, not two).
+template <class T>
+using linrec_ema_source = linrec_detail::ema_source<T>;
+
+template <class T>
+[[nodiscard]] linrec_ab_source<T> linrec_ab(const T* d_a, const T* d_b) {
+  return {d_a, d_b};
+}
+template <class T>
+[[nodiscard]] linrec_lambda_source<T> linrec_lambda(const T* d_lambda, const T* d_u) {
+  return {d_lambda, d_u};
+}
+template <class T>
+[[nodiscard]] linrec_ema_source<T> linrec_ema(const T* d_s, T alpha) {
+  return {d_s, nullptr, alpha, T(1) - alpha};
+}
+
 namespace linrec_detail {
 
-template <class Source, class T>
+// The element type of an input form (the three above only).
+template <class Source>
+struct source_value;
+template <class T>
+struct source_value<ab_source<T>> {
+  using type = T;
+};
+template <class T>
+struct source_value<lambda_source<T>> {
+  using type = T;
+};
+template <class T>
+struct source_value<ema_source<T>> {
+  using type = T;
+};
+
+template <class Policy, class Source, class T>
 [[nodiscard]] cudaError_t solve(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
                                 std::int64_t batch, std::int64_t length, batch_layout layout, const T* d_x0s, T x0,
-                                cudaStream_t stream) {
-  using policy = default_linrec_policy<T>;
+                                cudaStream_t stream, const single_pass_options& options) {
+  if (!detail::valid_options(options)) return cudaErrorInvalidValue;
+  using policy = detail::resolve_policy_t<Policy, default_linrec_policy<T>>;
+  const auto launch = detail::to_dispatch_options<linrec_options>(options);
   if (layout == batch_layout::interleaved) {
-    return dispatch_columns<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream);
+    return dispatch_columns<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch);
   }
-  return dispatch_rows<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream);
+  return dispatch_rows<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch);
 }
 
 }  // namespace linrec_detail
 
-// ---- x[i] = a[i] x[i-1] + b[i] ----
+// ---- tuning (optional: scanlab/tuning.hpp) -------------------------------------------------
 
+// A tile shape for every function below. The named forms take the element type T first and
+// the policy second (linear_recurrence<float, scanlab::linrec_policy<256, 16, 2, true>>(...));
+// solve_linear_recurrence, which deduces T, takes the policy first.
+// BlockThreads x ItemsPerThread elements per tile (ItemsPerThread a multiple of 16 bytes'
+// worth of T), MinBlocksPerSm for __launch_bounds__, Prefetch: a third tile buffer of shared
+// memory into which the next tile is copied while the current one is scanned. Left out
+// (default_policy), default_linrec_policy<T> is used (the sm_90 tuning in
+// primitives/docs/linrec.md). Every function below also takes an optional last argument,
+// single_pass_options (launch mode, grid cap: benchmark and test knobs).
+template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm, bool Prefetch>
+using linrec_policy = linrec_detail::linrec_policy<BlockThreads, ItemsPerThread, MinBlocksPerSm, Prefetch>;
 template <class T>
-[[nodiscard]] cudaError_t linear_recurrence(void* d_temp, std::size_t& temp_bytes, const T* d_a, const T* d_b, T* d_x,
-                                            std::int64_t n, T x0, cudaStream_t stream = nullptr) {
-  if (n < 0) return cudaErrorInvalidValue;
-  return linrec_detail::solve(d_temp, temp_bytes, linrec_detail::ab_source<T>{d_a, d_b}, d_x, static_cast<T*>(nullptr),
-                              std::int64_t{1}, n, batch_layout::row_major, static_cast<const T*>(nullptr), x0, stream);
+using default_linrec_policy = linrec_detail::default_linrec_policy<T>;
+
+// ---- any input form: the general entry point behind every one below ----
+
+// `batch` sequences of `length` steps whose maps come from `src` (linrec_ab, linrec_lambda,
+// linrec_ema), stored in `layout`. d_x: the states (batch * length), or nullptr; d_final:
+// the last state of each sequence (batch; the initial state for length == 0), or nullptr.
+// d_x0s: one initial state per sequence (device), or nullptr: x0 for every sequence.
+template <class Policy = default_policy, class Source>
+[[nodiscard]] cudaError_t solve_linear_recurrence(
+    void* d_temp, std::size_t& temp_bytes, const Source& src, typename linrec_detail::source_value<Source>::type* d_x,
+    typename linrec_detail::source_value<Source>::type* d_final, std::int64_t batch, std::int64_t length,
+    batch_layout layout, const typename linrec_detail::source_value<Source>::type* d_x0s = nullptr,
+    typename linrec_detail::source_value<Source>::type x0 = {}, cudaStream_t stream = nullptr,
+    const single_pass_options& options = {}) {
+  return linrec_detail::solve<Policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, layout, d_x0s, x0, stream,
+                                      options);
 }
 
-template <class T>
+// ---- x[i] = a[i] x[i-1] + b[i] ----
+
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence(void* d_temp, std::size_t& temp_bytes, const T* d_a, const T* d_b, T* d_x,
+                                            std::int64_t n, T x0, cudaStream_t stream = nullptr,
+                                            const single_pass_options& options = {}) {
+  if (n < 0) return cudaErrorInvalidValue;
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ab(d_a, d_b), d_x, nullptr, 1, n,
+                                         batch_layout::row_major, nullptr, x0, stream, options);
+}
+
+template <class T, class Policy = default_policy>
 [[nodiscard]] cudaError_t linear_recurrence_batched(void* d_temp, std::size_t& temp_bytes, const T* d_a,
                                                     const T* d_b, T* d_x, std::int64_t batch, std::int64_t length,
                                                     batch_layout layout, const T* d_x0 = nullptr,
-                                                    cudaStream_t stream = nullptr) {
-  return linrec_detail::solve(d_temp, temp_bytes, linrec_detail::ab_source<T>{d_a, d_b}, d_x, static_cast<T*>(nullptr),
-                              batch, length, layout, d_x0, T(0), stream);
+                                                    cudaStream_t stream = nullptr,
+                                                    const single_pass_options& options = {}) {
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ab(d_a, d_b), d_x, nullptr, batch, length, layout,
+                                         d_x0, T(0), stream, options);
 }
 
 // ---- v[i] = (1 - lambda[i]) v[i-1] + lambda[i] u[i] ----
 
-template <class T>
+template <class T, class Policy = default_policy>
 [[nodiscard]] cudaError_t linear_recurrence_lambda(void* d_temp, std::size_t& temp_bytes, const T* d_lambda,
                                                    const T* d_u, T* d_v, std::int64_t n, T v0,
-                                                   cudaStream_t stream = nullptr) {
+                                                   cudaStream_t stream = nullptr,
+                                                   const single_pass_options& options = {}) {
   if (n < 0) return cudaErrorInvalidValue;
-  return linrec_detail::solve(d_temp, temp_bytes, linrec_detail::lambda_source<T>{d_lambda, d_u}, d_v,
-                              static_cast<T*>(nullptr), std::int64_t{1}, n, batch_layout::row_major,
-                              static_cast<const T*>(nullptr), v0, stream);
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_lambda(d_lambda, d_u), d_v, nullptr, 1, n,
+                                         batch_layout::row_major, nullptr, v0, stream, options);
 }
 
-template <class T>
+template <class T, class Policy = default_policy>
 [[nodiscard]] cudaError_t linear_recurrence_lambda_batched(void* d_temp, std::size_t& temp_bytes, const T* d_lambda,
                                                            const T* d_u, T* d_v, std::int64_t batch,
                                                            std::int64_t length, batch_layout layout,
-                                                           const T* d_v0 = nullptr, cudaStream_t stream = nullptr) {
-  return linrec_detail::solve(d_temp, temp_bytes, linrec_detail::lambda_source<T>{d_lambda, d_u}, d_v,
-                              static_cast<T*>(nullptr), batch, length, layout, d_v0, T(0), stream);
+                                                           const T* d_v0 = nullptr, cudaStream_t stream = nullptr,
+                                                           const single_pass_options& options = {}) {
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_lambda(d_lambda, d_u), d_v, nullptr, batch,
+                                         length, layout, d_v0, T(0), stream, options);
 }
 
 // ---- y[i] = (1 - alpha) y[i-1] + alpha s[i] ----
 
-template <class T>
+template <class T, class Policy = default_policy>
 [[nodiscard]] cudaError_t exponential_moving_average(void* d_temp, std::size_t& temp_bytes, const T* d_s, T* d_y,
-                                                     std::int64_t n, T alpha, T y0, cudaStream_t stream = nullptr) {
+                                                     std::int64_t n, T alpha, T y0, cudaStream_t stream = nullptr,
+                                                     const single_pass_options& options = {}) {
   if (n < 0) return cudaErrorInvalidValue;
-  return linrec_detail::solve(d_temp, temp_bytes, linrec_detail::ema_source<T>{d_s, nullptr, alpha, T(1) - alpha},
-                              d_y, static_cast<T*>(nullptr), std::int64_t{1}, n, batch_layout::row_major,
-                              static_cast<const T*>(nullptr), y0, stream);
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ema(d_s, alpha), d_y, nullptr, 1, n,
+                                         batch_layout::row_major, nullptr, y0, stream, options);
 }
 
-template <class T>
+template <class T, class Policy = default_policy>
 [[nodiscard]] cudaError_t exponential_moving_average_batched(void* d_temp, std::size_t& temp_bytes, const T* d_s,
                                                              T* d_y, std::int64_t batch, std::int64_t length,
                                                              batch_layout layout, T alpha, const T* d_y0 = nullptr,
-                                                             cudaStream_t stream = nullptr) {
-  return linrec_detail::solve(d_temp, temp_bytes, linrec_detail::ema_source<T>{d_s, nullptr, alpha, T(1) - alpha},
-                              d_y, static_cast<T*>(nullptr), batch, length, layout, d_y0, T(0), stream);
+                                                             cudaStream_t stream = nullptr,
+                                                             const single_pass_options& options = {}) {
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ema(d_s, alpha), d_y, nullptr, batch, length,
+                                         layout, d_y0, T(0), stream, options);
 }
 
 // ---- final states only: *d_final = x[n-1] (x0 when n == 0) ----
 
-template <class T>
+template <class T, class Policy = default_policy>
 [[nodiscard]] cudaError_t linear_recurrence_final(void* d_temp, std::size_t& temp_bytes, const T* d_a, const T* d_b,
-                                                  T* d_final, std::int64_t n, T x0, cudaStream_t stream = nullptr) {
+                                                  T* d_final, std::int64_t n, T x0, cudaStream_t stream = nullptr,
+                                                  const single_pass_options& options = {}) {
   if (n < 0) return cudaErrorInvalidValue;
-  return linrec_detail::solve(d_temp, temp_bytes, linrec_detail::ab_source<T>{d_a, d_b}, static_cast<T*>(nullptr),
-                              d_final, std::int64_t{1}, n, batch_layout::row_major, static_cast<const T*>(nullptr), x0,
-                              stream);
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ab(d_a, d_b), nullptr, d_final, 1, n,
+                                         batch_layout::row_major, nullptr, x0, stream, options);
 }
 
 // d_final[k] = the last state of sequence k (its initial state when length == 0).
-template <class T>
+template <class T, class Policy = default_policy>
 [[nodiscard]] cudaError_t linear_recurrence_final_batched(void* d_temp, std::size_t& temp_bytes, const T* d_a,
                                                           const T* d_b, T* d_final, std::int64_t batch,
                                                           std::int64_t length, batch_layout layout,
-                                                          const T* d_x0 = nullptr, cudaStream_t stream = nullptr) {
-  return linrec_detail::solve(d_temp, temp_bytes, linrec_detail::ab_source<T>{d_a, d_b}, static_cast<T*>(nullptr),
-                              d_final, batch, length, layout, d_x0, T(0), stream);
+                                                          const T* d_x0 = nullptr, cudaStream_t stream = nullptr,
+                                                          const single_pass_options& options = {}) {
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ab(d_a, d_b), nullptr, d_final, batch, length,
+                                         layout, d_x0, T(0), stream, options);
 }
 
 // ---- length-checked forms: cudaErrorInvalidValue when the spans differ in length ----
 
-template <class T>
+template <class T, class Policy = default_policy>
 [[nodiscard]] cudaError_t linear_recurrence(void* d_temp, std::size_t& temp_bytes, std::span<const T> d_a,
                                             std::span<const T> d_b, std::span<T> d_x, T x0,
-                                            cudaStream_t stream = nullptr) {
+                                            cudaStream_t stream = nullptr, const single_pass_options& options = {}) {
   if (d_a.size() != d_b.size() || d_a.size() != d_x.size()) return cudaErrorInvalidValue;
-  return linear_recurrence(d_temp, temp_bytes, d_a.data(), d_b.data(), d_x.data(),
-                           static_cast<std::int64_t>(d_a.size()), x0, stream);
+  return linear_recurrence<T, Policy>(d_temp, temp_bytes, d_a.data(), d_b.data(), d_x.data(),
+                                      static_cast<std::int64_t>(d_a.size()), x0, stream, options);
 }
 
-template <class T>
+template <class T, class Policy = default_policy>
 [[nodiscard]] cudaError_t linear_recurrence_lambda(void* d_temp, std::size_t& temp_bytes, std::span<const T> d_lambda,
                                                    std::span<const T> d_u, std::span<T> d_v, T v0,
-                                                   cudaStream_t stream = nullptr) {
+                                                   cudaStream_t stream = nullptr,
+                                                   const single_pass_options& options = {}) {
   if (d_lambda.size() != d_u.size() || d_lambda.size() != d_v.size()) return cudaErrorInvalidValue;
-  return linear_recurrence_lambda(d_temp, temp_bytes, d_lambda.data(), d_u.data(), d_v.data(),
-                                  static_cast<std::int64_t>(d_lambda.size()), v0, stream);
+  return linear_recurrence_lambda<T, Policy>(d_temp, temp_bytes, d_lambda.data(), d_u.data(), d_v.data(),
+                                             static_cast<std::int64_t>(d_lambda.size()), v0, stream, options);
 }
 
 }  // namespace scanlab

@@ -38,6 +38,8 @@
 //     where cooperative launch is unavailable or refused, a memset of the tile states and
 //     a regular grid). The stable forms one more small kernel; the three-way forms one
 //     more (the equal run from temp storage to its place).
+//   * Optional tuning (scanlab/tuning.hpp): a tile shape as first template argument
+//     (partition_policy below) and single_pass_options as last argument.
 #pragma once
 
 #include <scanlab/algorithms/partition_kernels.cuh>
@@ -45,6 +47,7 @@
 #include <scanlab/detail/util.cuh>
 #include <scanlab/device/tile_state.cuh>
 #include <scanlab/error.hpp>
+#include <scanlab/tuning.hpp>
 
 #include <cuda_runtime.h>
 
@@ -213,52 +216,93 @@ template <class Policy = void, class InputIt, class OutputIt, class Comp>
   return cudaSuccess;
 }
 
+// default_policy as the dispatchers' void (their own default for two and three ways).
+template <class Policy>
+using dispatch_policy = detail::resolve_policy_t<Policy, void>;
+
+template <class Policy, class InputIt, class OutputIt, class Pred>
+[[nodiscard]] cudaError_t two_way(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
+                                  OutputIt d_rejected, std::int64_t* d_num_selected, std::int64_t n, Pred pred,
+                                  two_way_layout layout, cudaStream_t stream, const single_pass_options& options) {
+  if (!detail::valid_options(options)) return cudaErrorInvalidValue;
+  return dispatch_two_way<dispatch_policy<Policy>>(d_temp, temp_bytes, d_in, d_out, d_rejected, d_num_selected, n,
+                                                   pred, layout, stream,
+                                                   detail::to_dispatch_options<two_way_options>(options));
+}
+
+template <class Policy, class T, class Comp>
+[[nodiscard]] cudaError_t three_way(void* d_temp, std::size_t& temp_bytes, const T* d_in, T* d_out,
+                                    std::int64_t* d_counts, std::int64_t n, T pivot, Comp comp, bool stable,
+                                    cudaStream_t stream, const single_pass_options& options) {
+  if (!detail::valid_options(options)) return cudaErrorInvalidValue;
+  return dispatch_three_way<dispatch_policy<Policy>>(d_temp, temp_bytes, d_in, d_out, d_counts, n, pivot, comp,
+                                                     stable, stream,
+                                                     detail::to_dispatch_options<two_way_options>(options));
+}
+
 }  // namespace partition_detail
 
+// ---- tuning (optional: scanlab/tuning.hpp) -------------------------------------------------
+
+// A tile shape for every function below, given as their first template argument:
+//   scanlab::partition<scanlab::partition_policy<256, 16, 3>>(d_temp, temp_bytes, ...)
+// BlockThreads x ItemsPerThread items per tile (fewer than 65536), MinBlocksPerSm for
+// __launch_bounds__. Left out (default_policy), the tuned shape for the element type is used:
+// default_partition_policy<T> for the two-way forms, default_three_way_partition_policy<T>
+// for the three-way forms (the sm_90 table in partition_kernels.cuh). Every function below
+// also takes an optional last argument, single_pass_options (launch mode, grid cap:
+// benchmark and test knobs).
+template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm>
+using partition_policy = partition_detail::partition_policy<BlockThreads, ItemsPerThread, MinBlocksPerSm>;
+template <class T>
+using default_partition_policy = partition_detail::default_two_way_policy<T>;
+template <class T>
+using default_three_way_partition_policy = partition_detail::default_three_way_policy<T>;
+
 // out = [selected in input order | rejected in reverse input order]; *d_num_selected = count.
-template <class InputIt, class T, class Pred>
+template <class Policy = default_policy, class InputIt, class T, class Pred>
 [[nodiscard]] cudaError_t partition(void* d_temp, std::size_t& temp_bytes, InputIt d_in, T* d_out,
                                     std::int64_t* d_num_selected, std::int64_t n, Pred pred,
-                                    cudaStream_t stream = nullptr) {
-  return partition_detail::dispatch_two_way(d_temp, temp_bytes, d_in, d_out, d_out, d_num_selected, n, pred,
-                                            partition_detail::two_way_layout::reversed_rest, stream);
+                                    cudaStream_t stream = nullptr, const single_pass_options& options = {}) {
+  return partition_detail::two_way<Policy>(d_temp, temp_bytes, d_in, d_out, d_out, d_num_selected, n, pred,
+                                           partition_detail::two_way_layout::reversed_rest, stream, options);
 }
 
 // out = [selected in input order | rejected in input order]; *d_num_selected = count.
-template <class InputIt, class T, class Pred>
+template <class Policy = default_policy, class InputIt, class T, class Pred>
 [[nodiscard]] cudaError_t stable_partition(void* d_temp, std::size_t& temp_bytes, InputIt d_in, T* d_out,
                                            std::int64_t* d_num_selected, std::int64_t n, Pred pred,
-                                           cudaStream_t stream = nullptr) {
-  return partition_detail::dispatch_two_way(d_temp, temp_bytes, d_in, d_out, d_out, d_num_selected, n, pred,
-                                            partition_detail::two_way_layout::stable, stream);
+                                           cudaStream_t stream = nullptr, const single_pass_options& options = {}) {
+  return partition_detail::two_way<Policy>(d_temp, temp_bytes, d_in, d_out, d_out, d_num_selected, n, pred,
+                                           partition_detail::two_way_layout::stable, stream, options);
 }
 
 // selected_out = the selected in order (*d_num_selected of them), rejected_out = the rest in order.
-template <class InputIt, class T, class Pred>
+template <class Policy = default_policy, class InputIt, class T, class Pred>
 [[nodiscard]] cudaError_t partition_copy(void* d_temp, std::size_t& temp_bytes, InputIt d_in, T* d_selected_out,
                                          T* d_rejected_out, std::int64_t* d_num_selected, std::int64_t n, Pred pred,
-                                         cudaStream_t stream = nullptr) {
-  return partition_detail::dispatch_two_way(d_temp, temp_bytes, d_in, d_selected_out, d_rejected_out,
-                                            d_num_selected, n, pred,
-                                            partition_detail::two_way_layout::two_outputs, stream);
+                                         cudaStream_t stream = nullptr, const single_pass_options& options = {}) {
+  return partition_detail::two_way<Policy>(d_temp, temp_bytes, d_in, d_selected_out, d_rejected_out, d_num_selected,
+                                           n, pred, partition_detail::two_way_layout::two_outputs, stream, options);
 }
 
 // out = [less in order | equal in order | greater in reverse order]; d_counts[0..2] = the counts.
-template <class T, class Comp = partition_detail::nan_last_less>
+template <class Policy = default_policy, class T, class Comp = partition_detail::nan_last_less>
 [[nodiscard]] cudaError_t partition_three_way(void* d_temp, std::size_t& temp_bytes, const T* d_in, T* d_out,
                                               std::int64_t* d_counts, std::int64_t n, T pivot, Comp comp = {},
-                                              cudaStream_t stream = nullptr) {
-  return partition_detail::dispatch_three_way(d_temp, temp_bytes, d_in, d_out, d_counts, n, pivot, comp, false,
-                                              stream);
+                                              cudaStream_t stream = nullptr, const single_pass_options& options = {}) {
+  return partition_detail::three_way<Policy>(d_temp, temp_bytes, d_in, d_out, d_counts, n, pivot, comp, false, stream,
+                                             options);
 }
 
 // out = [less | equal | greater], each in input order; d_counts[0..2] = the counts.
-template <class T, class Comp = partition_detail::nan_last_less>
+template <class Policy = default_policy, class T, class Comp = partition_detail::nan_last_less>
 [[nodiscard]] cudaError_t stable_partition_three_way(void* d_temp, std::size_t& temp_bytes, const T* d_in, T* d_out,
                                                      std::int64_t* d_counts, std::int64_t n, T pivot,
-                                                     Comp comp = {}, cudaStream_t stream = nullptr) {
-  return partition_detail::dispatch_three_way(d_temp, temp_bytes, d_in, d_out, d_counts, n, pivot, comp, true,
-                                              stream);
+                                                     Comp comp = {}, cudaStream_t stream = nullptr,
+                                                     const single_pass_options& options = {}) {
+  return partition_detail::three_way<Policy>(d_temp, temp_bytes, d_in, d_out, d_counts, n, pivot, comp, true, stream,
+                                             options);
 }
 
 }  // namespace scanlab

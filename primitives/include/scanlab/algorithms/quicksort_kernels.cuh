@@ -5,8 +5,8 @@
 
 #include <scanlab/algorithms/partition_kernels.cuh>
 #include <scanlab/block/block_scan.cuh>
-#include <scanlab/detail/mix64.hpp>
 #include <scanlab/detail/util.cuh>
+#include <scanlab/mix64.hpp>
 
 #include <cuda_runtime.h>
 
@@ -41,7 +41,7 @@ inline constexpr int buckets = 2 * pivot_count + 1;
 inline constexpr int pivot_samples = 512;
 inline constexpr int samples_per_pivot = pivot_samples / (pivot_count + 1);
 
-using detail::mix64;  // sample positions are hashed with splitmix64's finaliser
+using scanlab::mix64;  // sample positions are hashed with splitmix64's finaliser
 
 // A segment of one level: its tiles are [first_tile, first_tile + tiles) among the level's.
 struct level_segment {

@@ -36,6 +36,8 @@
 //   * Deterministic: a sort's output is a function of its input (integer counts only).
 //   * Errors: cudaErrorInvalidValue for n < 0, a bad bit range, too little temp storage,
 //     or an argsort index type too narrow for n; otherwise the first failing CUDA status.
+//   * Optional tuning (scanlab/tuning.hpp): the onesweep kernels' policy as first template
+//     argument (radix_sort_policy below); refused with multipass.
 //
 // Two implementations (options.algorithm), the same results:
 //   onesweep   (default) one histogram pass over the keys, then one single-pass kernel
@@ -50,6 +52,7 @@
 #include <scanlab/algorithms/radix_sort_common.cuh>
 #include <scanlab/algorithms/radix_sort_multipass.cuh>
 #include <scanlab/algorithms/radix_sort_onesweep.cuh>
+#include <scanlab/tuning.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -88,17 +91,57 @@ template <class Key, class Request>
   return cudaSuccess;
 }
 
-template <class Bits, bool IsFloat, class Value>
+// Policy tunes onesweep; the multipass teaching path has one fixed shape and refuses a
+// policy (cudaErrorInvalidValue) rather than ignore it.
+template <class Policy, class Bits, bool IsFloat, class Value>
 [[nodiscard]] cudaError_t run(void* d_temp, std::size_t& temp_bytes, const sort_request<Bits, IsFloat, Value>& r,
                               radix_sort_algorithm algorithm, cudaStream_t stream) {
-  if (algorithm == radix_sort_algorithm::multipass) return multipass_sort(d_temp, temp_bytes, r, stream);
-  return onesweep_sort(d_temp, temp_bytes, r, stream);
+  if (algorithm == radix_sort_algorithm::multipass) {
+    if constexpr (!detail::is_default_policy<Policy>) return cudaErrorInvalidValue;
+    else return multipass_sort(d_temp, temp_bytes, r, stream);
+  }
+  return onesweep_sort<detail::resolve_policy_t<Policy, void>>(d_temp, temp_bytes, r, stream);
 }
 
 }  // namespace radix_sort_detail
 
-// d_keys_out = d_keys_in sorted.
+// ---- tuning (optional: scanlab/tuning.hpp) -------------------------------------------------
+
+// The onesweep kernels' tuning, given as the first template argument of every sort below
+// (radix_sort_keys<my_policy>(...)). Left out (default_policy), radix_sort_policy<key bytes,
+// value bytes> is used (the sm_90 measurements in radix_sort_onesweep.cuh). To change a knob,
+// derive from the default and redefine it, e.g. the warp multi-split's ranking:
+//   struct match_ranking : scanlab::radix_sort_policy<4> {
+//     static constexpr auto ranking = scanlab::radix_sort_ranking::match;
+//   };
+// Members: block_threads, items_per_thread, tile_items (= their product: redefine it with
+// them), ranking, min_blocks_per_sm, histogram_threads, histogram_items,
+// histogram_blocks_per_sm. A tile's keys (or values) must fit 48 KB of static shared memory.
+// A policy applies to the onesweep algorithm only: with options.algorithm = multipass, a
+// policy other than default_policy is cudaErrorInvalidValue.
+template <int KeyBytes, int ValueBytes = 0>
+using radix_sort_policy = radix_sort_detail::onesweep_policy<KeyBytes, ValueBytes>;
+// How lanes with the same digit find each other: match (one __match_any_sync per key) or
+// ballot (eight __ballot_sync per key; the default, faster unless a warp holds few digits).
+using radix_sort_ranking = radix_sort_detail::onesweep_ranking;
+
+// The unsigned integer the sort orders keys of type Key by (same size as Key).
 template <class Key>
+using radix_ordered_bits_t = radix_sort_detail::key_bits_t<Key>;
+
+// The bits the sort compares for `key`, host or device: sorting keys by this unsigned value
+// (stably) gives the sort's order, and bits [begin_bit, end_bit) of it are what a bit range
+// sorts by. The key itself for unsigned types, the sign bit flipped for signed ones; floats:
+// -0.0 as +0.0, every NaN all ones (last), negatives inverted; all bits inverted for
+// descending except that NaNs stay all ones.
+template <class Key>
+__host__ __device__ inline radix_ordered_bits_t<Key> radix_ordered_bits(Key key, bool descending = false) {
+  static_assert(radix_sort_detail::is_radix_key_v<Key>, "keys: 8- to 64-bit integers, float or double");
+  return radix_sort_detail::ordered_bits(key, descending);
+}
+
+// d_keys_out = d_keys_in sorted.
+template <class Policy = default_policy, class Key>
 [[nodiscard]] cudaError_t radix_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* d_keys_in, Key* d_keys_out,
                                           std::int64_t n, const radix_sort_options& options = {},
                                           cudaStream_t stream = nullptr) {
@@ -110,12 +153,12 @@ template <class Key>
   r.keys_in = reinterpret_cast<const Bits*>(d_keys_in);
   r.keys_out = reinterpret_cast<Bits*>(d_keys_out);
   if (d_temp != nullptr && n > 0 && (d_keys_in == nullptr || d_keys_out == nullptr)) return cudaErrorInvalidValue;
-  return run(d_temp, temp_bytes, r, options.algorithm, stream);
+  return run<Policy>(d_temp, temp_bytes, r, options.algorithm, stream);
 }
 
 // The keys sorted, and the values in the same order: d_values_out[i] is the value that
 // came with d_keys_out[i].
-template <class Key, class Value>
+template <class Policy = default_policy, class Key, class Value>
 [[nodiscard]] cudaError_t radix_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* d_keys_in,
                                            Key* d_keys_out, const Value* d_values_in, Value* d_values_out,
                                            std::int64_t n, const radix_sort_options& options = {},
@@ -136,12 +179,12 @@ template <class Key, class Value>
       (d_keys_in == nullptr || d_keys_out == nullptr || d_values_in == nullptr || d_values_out == nullptr)) {
     return cudaErrorInvalidValue;
   }
-  return run(d_temp, temp_bytes, r, options.algorithm, stream);
+  return run<Policy>(d_temp, temp_bytes, r, options.algorithm, stream);
 }
 
 // The stable sorting permutation: d_keys_in[d_permutation[0]], d_keys_in[d_permutation[1]],
 // ... is sorted. d_keys_out (optional) also receives the sorted keys.
-template <class Key, class Index>
+template <class Policy = default_policy, class Key, class Index>
 [[nodiscard]] cudaError_t radix_argsort(void* d_temp, std::size_t& temp_bytes, const Key* d_keys_in,
                                         Index* d_permutation, std::int64_t n, const radix_sort_options& options = {},
                                         cudaStream_t stream = nullptr, Key* d_keys_out = nullptr) {
@@ -161,7 +204,7 @@ template <class Key, class Index>
   r.values_in = nullptr;                               // the values are the input positions
   r.values_out = reinterpret_cast<ValueBits*>(d_permutation);
   if (d_temp != nullptr && n > 0 && (d_keys_in == nullptr || d_permutation == nullptr)) return cudaErrorInvalidValue;
-  return run(d_temp, temp_bytes, r, options.algorithm, stream);
+  return run<Policy>(d_temp, temp_bytes, r, options.algorithm, stream);
 }
 
 }  // namespace scanlab

@@ -40,12 +40,15 @@
 //     8 bytes of temp storage per tile of 8192 four-byte items. One launch per chunk (a
 //     single block for inputs of one tile, otherwise a cooperative grid; a memset and a
 //     regular grid where cooperative launch is unavailable or refused).
+//   * Optional tuning (scanlab/tuning.hpp): a tile shape as first template argument
+//     (select_policy below) and single_pass_options as last argument; see "tuning" below.
 //   The same entry points, computed the classic way (flags, scanlab's exclusive scan,
 //   scatter), are in scanlab/algorithms/select_three_phase.cuh (scanlab::three_phase).
 #pragma once
 
 #include <scanlab/algorithms/select_kernels.cuh>
 #include <scanlab/error.hpp>
+#include <scanlab/tuning.hpp>
 
 #include <cuda_runtime.h>
 
@@ -73,98 +76,127 @@ constexpr void check_types() {
   }
 }
 
-template <class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
+template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
 [[nodiscard]] cudaError_t run(void* d_temp, std::size_t& temp_bytes, KeyIt keys_in, ValueIt values_in, FlagIt flags,
                               KeyOut keys_out, ValueOut values_out, std::int64_t* d_num_selected, std::int64_t n,
-                              Selector selector, cudaStream_t stream) {
+                              Selector selector, cudaStream_t stream, const single_pass_options& options) {
   check_types<KeyIt, ValueIt>();
-  return dispatch_select<policy_for<KeyIt, ValueIt>>(d_temp, temp_bytes, keys_in, values_in, flags, keys_out,
-                                                     values_out, d_num_selected, n, selector, stream);
+  if (!detail::valid_options(options)) return cudaErrorInvalidValue;
+  using policy = detail::resolve_policy_t<Policy, policy_for<KeyIt, ValueIt>>;
+  return dispatch_select<policy>(d_temp, temp_bytes, keys_in, values_in, flags, keys_out, values_out, d_num_selected,
+                                 n, selector, stream, detail::to_dispatch_options<select_options>(options));
 }
 
 }  // namespace select_detail
 
+// ---- tuning (optional: scanlab/tuning.hpp) -------------------------------------------------
+
+// A tile shape for every function below, given as their first template argument:
+//   scanlab::select_if<scanlab::select_policy<256, 16, 4, 3>>(d_temp, temp_bytes, ...)
+// BlockThreads x ItemsPerThread items per tile, read in accesses of Chunk consecutive items
+// (a whole number of chunks per thread; Chunk * sizeof(widest of key and value) at most 16
+// bytes), MinBlocksPerSm for __launch_bounds__, Prefetch: the next tile's loads issued
+// before the look-back, StagingBuffers: shared-memory staging tiles (0: two where they fit).
+// Left out (default_policy), the tuned shape for the key and value types is used
+// (default_select_policy: the sm_90 table in select_kernels.cuh, primitives/docs/compact.md).
+template <int BlockThreads, int ItemsPerThread, int Chunk, int MinBlocksPerSm, bool Prefetch = true,
+          int StagingBuffers = 0>
+using select_policy =
+    select_detail::select_policy<BlockThreads, ItemsPerThread, Chunk, MinBlocksPerSm, Prefetch, StagingBuffers>;
+
+// The tuned shape for keys K and values V (V = void: keys only).
+template <class K, class V = void>
+using default_select_policy =
+    select_detail::default_select_policy<K, std::conditional_t<std::is_void_v<V>, select_detail::none, V>>;
+
+// Every function below also takes an optional last argument, single_pass_options (launch
+// mode, grid cap: benchmark and test knobs, scanlab/tuning.hpp).
+
 // ---- keys ---------------------------------------------------------------------------
 
 // d_out gets the d_in[i] for which pred(d_in[i]) is true, in order.
-template <class InputIt, class OutputIt, class Pred>
+template <class Policy = default_policy, class InputIt, class OutputIt, class Pred>
 [[nodiscard]] cudaError_t select_if(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
                                     std::int64_t* d_num_selected, std::int64_t n, Pred pred,
-                                    cudaStream_t stream = nullptr) {
+                                    cudaStream_t stream = nullptr, const single_pass_options& options = {}) {
   using namespace select_detail;
-  return run(d_temp, temp_bytes, d_in, none_iterator{}, none_iterator{}, d_out, none_iterator{}, d_num_selected, n,
-             predicate_selector<Pred, true>{pred}, stream);
+  return run<Policy>(d_temp, temp_bytes, d_in, none_iterator{}, none_iterator{}, d_out, none_iterator{}, d_num_selected,
+                     n, predicate_selector<Pred, true>{pred}, stream, options);
 }
 
 // d_out gets the d_in[i] for which pred(d_in[i]) is false, in order.
-template <class InputIt, class OutputIt, class Pred>
+template <class Policy = default_policy, class InputIt, class OutputIt, class Pred>
 [[nodiscard]] cudaError_t remove_if(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
                                     std::int64_t* d_num_selected, std::int64_t n, Pred pred,
-                                    cudaStream_t stream = nullptr) {
+                                    cudaStream_t stream = nullptr, const single_pass_options& options = {}) {
   using namespace select_detail;
-  return run(d_temp, temp_bytes, d_in, none_iterator{}, none_iterator{}, d_out, none_iterator{}, d_num_selected, n,
-             predicate_selector<Pred, false>{pred}, stream);
+  return run<Policy>(d_temp, temp_bytes, d_in, none_iterator{}, none_iterator{}, d_out, none_iterator{}, d_num_selected,
+                     n, predicate_selector<Pred, false>{pred}, stream, options);
 }
 
 // d_out gets the d_in[i] whose d_flags[i] converts to true, in order.
-template <class InputIt, class FlagIt, class OutputIt>
+template <class Policy = default_policy, class InputIt, class FlagIt, class OutputIt>
 [[nodiscard]] cudaError_t select_flagged(void* d_temp, std::size_t& temp_bytes, InputIt d_in, FlagIt d_flags,
                                          OutputIt d_out, std::int64_t* d_num_selected, std::int64_t n,
-                                         cudaStream_t stream = nullptr) {
+                                         cudaStream_t stream = nullptr, const single_pass_options& options = {}) {
   using namespace select_detail;
-  return run(d_temp, temp_bytes, d_in, none_iterator{}, d_flags, d_out, none_iterator{}, d_num_selected, n,
-             flags_selector{}, stream);
+  return run<Policy>(d_temp, temp_bytes, d_in, none_iterator{}, d_flags, d_out, none_iterator{}, d_num_selected, n,
+                     flags_selector{}, stream, options);
 }
 
 // d_out gets d_in[0] and every d_in[i] with !eq(d_in[i-1], d_in[i]): consecutive duplicates
 // dropped (the first of each run kept).
-template <class InputIt, class OutputIt, class EqualOp = select_detail::equal_to>
+template <class Policy = default_policy, class InputIt, class OutputIt, class EqualOp = select_detail::equal_to>
 [[nodiscard]] cudaError_t unique(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
                                  std::int64_t* d_num_selected, std::int64_t n, cudaStream_t stream = nullptr,
-                                 EqualOp eq = {}) {
+                                 EqualOp eq = {}, const single_pass_options& options = {}) {
   using namespace select_detail;
-  return run(d_temp, temp_bytes, d_in, none_iterator{}, none_iterator{}, d_out, none_iterator{}, d_num_selected, n,
-             unique_selector<EqualOp>{eq}, stream);
+  return run<Policy>(d_temp, temp_bytes, d_in, none_iterator{}, none_iterator{}, d_out, none_iterator{}, d_num_selected,
+                     n, unique_selector<EqualOp>{eq}, stream, options);
 }
 
 // ---- key-value pairs: the decision is made on the key ----------------------------------
 
-template <class KeyIt, class ValueIt, class KeyOut, class ValueOut, class Pred>
+template <class Policy = default_policy, class KeyIt, class ValueIt, class KeyOut, class ValueOut, class Pred>
 [[nodiscard]] cudaError_t select_if_pairs(void* d_temp, std::size_t& temp_bytes, KeyIt d_keys_in, ValueIt d_values_in,
                                           KeyOut d_keys_out, ValueOut d_values_out, std::int64_t* d_num_selected,
-                                          std::int64_t n, Pred pred, cudaStream_t stream = nullptr) {
+                                          std::int64_t n, Pred pred, cudaStream_t stream = nullptr,
+                                          const single_pass_options& options = {}) {
   using namespace select_detail;
-  return run(d_temp, temp_bytes, d_keys_in, d_values_in, none_iterator{}, d_keys_out, d_values_out, d_num_selected, n,
-             predicate_selector<Pred, true>{pred}, stream);
+  return run<Policy>(d_temp, temp_bytes, d_keys_in, d_values_in, none_iterator{}, d_keys_out, d_values_out,
+                     d_num_selected, n, predicate_selector<Pred, true>{pred}, stream, options);
 }
 
-template <class KeyIt, class ValueIt, class KeyOut, class ValueOut, class Pred>
+template <class Policy = default_policy, class KeyIt, class ValueIt, class KeyOut, class ValueOut, class Pred>
 [[nodiscard]] cudaError_t remove_if_pairs(void* d_temp, std::size_t& temp_bytes, KeyIt d_keys_in, ValueIt d_values_in,
                                           KeyOut d_keys_out, ValueOut d_values_out, std::int64_t* d_num_selected,
-                                          std::int64_t n, Pred pred, cudaStream_t stream = nullptr) {
+                                          std::int64_t n, Pred pred, cudaStream_t stream = nullptr,
+                                          const single_pass_options& options = {}) {
   using namespace select_detail;
-  return run(d_temp, temp_bytes, d_keys_in, d_values_in, none_iterator{}, d_keys_out, d_values_out, d_num_selected, n,
-             predicate_selector<Pred, false>{pred}, stream);
+  return run<Policy>(d_temp, temp_bytes, d_keys_in, d_values_in, none_iterator{}, d_keys_out, d_values_out,
+                     d_num_selected, n, predicate_selector<Pred, false>{pred}, stream, options);
 }
 
-template <class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut>
+template <class Policy = default_policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut>
 [[nodiscard]] cudaError_t select_flagged_pairs(void* d_temp, std::size_t& temp_bytes, KeyIt d_keys_in,
                                                ValueIt d_values_in, FlagIt d_flags, KeyOut d_keys_out,
                                                ValueOut d_values_out, std::int64_t* d_num_selected, std::int64_t n,
-                                               cudaStream_t stream = nullptr) {
+                                               cudaStream_t stream = nullptr, const single_pass_options& options = {}) {
   using namespace select_detail;
-  return run(d_temp, temp_bytes, d_keys_in, d_values_in, d_flags, d_keys_out, d_values_out, d_num_selected, n,
-             flags_selector{}, stream);
+  return run<Policy>(d_temp, temp_bytes, d_keys_in, d_values_in, d_flags, d_keys_out, d_values_out, d_num_selected, n,
+                     flags_selector{}, stream, options);
 }
 
 // The first pair of each run of equal keys.
-template <class KeyIt, class ValueIt, class KeyOut, class ValueOut, class EqualOp = select_detail::equal_to>
+template <class Policy = default_policy, class KeyIt, class ValueIt, class KeyOut, class ValueOut,
+          class EqualOp = select_detail::equal_to>
 [[nodiscard]] cudaError_t unique_by_key(void* d_temp, std::size_t& temp_bytes, KeyIt d_keys_in, ValueIt d_values_in,
                                         KeyOut d_keys_out, ValueOut d_values_out, std::int64_t* d_num_selected,
-                                        std::int64_t n, cudaStream_t stream = nullptr, EqualOp eq = {}) {
+                                        std::int64_t n, cudaStream_t stream = nullptr, EqualOp eq = {},
+                                        const single_pass_options& options = {}) {
   using namespace select_detail;
-  return run(d_temp, temp_bytes, d_keys_in, d_values_in, none_iterator{}, d_keys_out, d_values_out, d_num_selected, n,
-             unique_selector<EqualOp>{eq}, stream);
+  return run<Policy>(d_temp, temp_bytes, d_keys_in, d_values_in, none_iterator{}, d_keys_out, d_values_out,
+                     d_num_selected, n, unique_selector<EqualOp>{eq}, stream, options);
 }
 
 // ---- convenience ------------------------------------------------------------------------
