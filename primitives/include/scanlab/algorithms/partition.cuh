@@ -249,7 +249,7 @@ template <class Policy, class T, class Comp>
 // BlockThreads x ItemsPerThread items per tile (fewer than 65536), MinBlocksPerSm for
 // __launch_bounds__. Left out (default_policy), the tuned shape for the element type is used:
 // default_partition_policy<T> for the two-way forms, default_three_way_partition_policy<T>
-// for the three-way forms (the sm_90 table in partition_kernels.cuh). Every function below
+// for the three-way forms (the per-architecture tables in partition_kernels.cuh). Every function below
 // also takes an optional last argument, single_pass_options (launch mode, grid cap:
 // benchmark and test knobs).
 template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm>

@@ -98,7 +98,7 @@ template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, 
 // bytes), MinBlocksPerSm for __launch_bounds__, Prefetch: the next tile's loads issued
 // before the look-back, StagingBuffers: shared-memory staging tiles (0: two where they fit).
 // Left out (default_policy), the tuned shape for the key and value types is used
-// (default_select_policy: the sm_90 table in select_kernels.cuh, primitives/docs/compact.md).
+// (default_select_policy: the per-architecture table in select_kernels.cuh, primitives/docs/compact.md).
 template <int BlockThreads, int ItemsPerThread, int Chunk, int MinBlocksPerSm, bool Prefetch = true,
           int StagingBuffers = 0>
 using select_policy =
