@@ -25,7 +25,6 @@
 #include <scanlab/block/block_reduce.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/launch.cuh>
-#include <scanlab/detail/mix64.hpp>
 #include <scanlab/detail/shuffle.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/detail/vector_io.cuh>
@@ -34,16 +33,19 @@
 #include <scanlab/device/scan_dispatch.cuh>
 #include <scanlab/device/scan_kernel.cuh>
 #include <scanlab/device/scan_policy.cuh>
+#include <scanlab/device/single_pass.cuh>
 #include <scanlab/device/tile_state.cuh>
 #include <scanlab/device_check.cuh>
 #include <scanlab/device_check.hpp>
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
 #include <scanlab/iterator.cuh>
+#include <scanlab/mix64.hpp>
 #include <scanlab/ladder/reduce_ladder.cuh>
 #include <scanlab/ladder/scan_ladder.cuh>
 #include <scanlab/reduce.cuh>
 #include <scanlab/scan.cuh>
+#include <scanlab/tuning.hpp>
 #include <scanlab/warp/warp_reduce.cuh>
 #include <scanlab/warp/warp_scan.cuh>
 

@@ -48,11 +48,11 @@
 #include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/shuffle.cuh>
 #include <scanlab/detail/util.cuh>
+#include <scanlab/device/single_pass.cuh>
 #include <scanlab/device/tile_state.cuh>
 #include <scanlab/error.hpp>
 #include <scanlab/warp/warp_scan.cuh>
 
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -198,9 +198,9 @@ struct linrec_tuning {
 template <class T>
 using default_linrec_policy = linrec_tuning<T>;
 
-// ---- launch modes (as the production scan: cooperative by default, tickets as fallback) ----
+// ---- launch modes: the single-pass engine's (device/single_pass.cuh) ----
 
-enum class linrec_mode : int { automatic = 0, cooperative, tickets };
+using linrec_mode = device::single_pass_mode;
 
 // Test and benchmark hooks: force a launch mode, cap the grid (many look-back rounds from
 // small inputs), or force the segmented path for interleaved batches. Users never need these.
@@ -219,9 +219,7 @@ struct linrec_params {
   T x0;
   std::int64_t n;       // batch * length
   std::int64_t length;  // elements per sequence (n for one sequence)
-  std::int64_t num_tiles;
-  device::tile_state<affine_map<T>> state;
-  linrec_mode mode;
+  device::single_pass_schedule<affine_map<T>> schedule;
   bool batched;       // more than one sequence: sequence starts inside the array
   bool vector_load;   // the input arrays are 16-byte aligned
   bool vector_store;  // x is 16-byte aligned
@@ -271,10 +269,17 @@ struct linrec_agent {
     // block scan's), so a slot is rewritten only two steps after it was read, with a
     // barrier between.
     typename block_scan_t::temp_storage scan[2];
-    scan_detail::raw_slot<map_t> tile_prefix[2];  // the parked tile's prefix (look-back)
-    std::int64_t next_tile[2];                    // tickets mode
+    device::single_pass_storage<map_t> engine;
   };
   static constexpr std::size_t smem_bytes = sizeof(temp_storage);
+
+  // The engine's view (device/single_pass.cuh): each warp finishes and refills only its own
+  // part of a buffer (park_buffers 0), and the look-back runs at the start of a step while
+  // the other warps compose the new tile.
+  using value_type = map_t;
+  static constexpr int states = 1;
+  static constexpr int park_buffers = 0;
+  static constexpr bool early_look_back = true;
 
   const params_t& p;
   temp_storage& s;
@@ -285,10 +290,8 @@ struct linrec_agent {
   map_t aggregate;  // the tile's map
   map_t prefix;     // the maps of the tile before the thread's items (if has_prefix)
   bool has_prefix = false;
-  // The parked tile: its index, aggregate (for the look-back) and the thread's prefix
-  // inside it in registers, its maps in shared memory.
-  std::int64_t parked_tile = 0;
-  map_t parked_aggregate;
+  // The parked tile: the thread's prefix inside it in registers, its maps in shared memory
+  // (the engine keeps its index and aggregate).
   map_t parked_prefix;
   bool parked_has_prefix = false;
 
@@ -377,7 +380,7 @@ struct linrec_agent {
   // Starts copying `tile` into buffer `buf` (a full aligned tile) and commits a copy group
   // either way, so that every thread counts the same groups.
   __device__ void stage(std::int64_t tile, int buf) {
-    if (tile < p.num_tiles && staged(tile)) {
+    if (tile < p.schedule.num_tiles && staged(tile)) {
       const std::int64_t base = tile * tile_items;
 #pragma unroll
       for (int k = 0; k < W; ++k) {
@@ -405,7 +408,7 @@ struct linrec_agent {
   // From sm_90 on, lane 0 asks for the warp's part of each array with one bulk prefetch;
   // before sm_90 (no bulk prefetch) the lanes ask for its 128-byte lines, one each.
   __device__ void prefetch_l2(std::int64_t tile) const {
-    if (tile >= p.num_tiles || !staged(tile)) return;
+    if (tile >= p.schedule.num_tiles || !staged(tile)) return;
     const std::int64_t base = tile * tile_items + warp * warp_items;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     if (lane != 0) return;
@@ -572,36 +575,19 @@ struct linrec_agent {
     const bool has_warp_prefix = block_scan_t(s.scan[parity]).scan_warp_totals(warp_total, op, warp_prefix, aggregate);
     prefix = has_warp_prefix ? (has_lane_prefix ? op(warp_prefix, lane_prefix) : warp_prefix) : lane_prefix;
     has_prefix = has_warp_prefix || has_lane_prefix;
-    if (threadIdx.x == 0) p.state.publish_aggregate(tile, aggregate);
-  }
-
-  __device__ void park(std::int64_t tile) {
-    parked_tile = tile;
-    parked_aggregate = aggregate;
-    parked_prefix = prefix;
-    parked_has_prefix = has_prefix;
   }
 
   // ---- the finish of the parked tile ----
 
-  // Warp 0, at the start of a step: the parked tile's prefix (the canonical exclusive
-  // prefix of tile_state). It runs while the other warps read and compose the new tile;
-  // the block scan's barrier publishes it. The aggregates it needs (of the tiles before
-  // the parked one) were published at least a step earlier, so it seldom waits.
-  __device__ void look_back(int parity) {
-    if (parked_tile == 0) return;  // tile 0 needs no prefix: its first item is a reset
-    const map_t tile_prefix = p.state.exclusive_prefix(parked_tile, parked_aggregate, affine_then{});
-    if (lane == 0) s.tile_prefix[parity].store(tile_prefix);
-  }
-
-  // After the barrier that followed look_back(parity): each thread re-runs its items'
-  // recurrence from the state entering them. This works on STATES: the state entering the
+  // After the barrier that published the parked tile's prefix: each thread re-runs its
+  // items' recurrence from the state entering them. This works on STATES: the state entering the
   // tile is the prefix's b (the prefix always contains element 0, a reset; tile 0 needs
   // none), the thread's prefix inside the tile takes it to the thread's items. x goes
   // over b in the buffer and each warp stores its part coalesced; the buffer is free after.
-  __device__ void finish(int buf, int parity) {
-    const std::int64_t tile = parked_tile;
-    const T entering = tile > 0 ? apply(s.tile_prefix[parity].load(), T(0)) : T(0);
+  __device__ void finish(const device::retiring<map_t, 1>& r) {
+    const int buf = r.step % B;
+    const std::int64_t tile = r.tile;
+    const T entering = r.has_prefix ? apply(r.prefix[0], T(0)) : T(0);
     T state = parked_has_prefix ? apply(parked_prefix, entering) : entering;
     uint4* const wa = &s.a[buf][threadIdx.x * W];
     uint4* const wb = &s.b[buf][threadIdx.x * W];
@@ -671,90 +657,54 @@ struct linrec_agent {
     }
   }
 
-  // ---- launch modes ----
+  // ---- the engine's hooks (device/single_pass.cuh) ----
+  // The block's i-th tile (step i) lives in buffer i % B. With the block's tiles known
+  // ahead (stride > 0: cooperative, single block), the next B - 2 tiles are being copied
+  // into shared memory while a tile is scanned and the parked one finished, and the L2
+  // prefetch runs further ahead; the buffer a finish frees takes the tile B - 1 steps
+  // ahead. In tickets mode the next tile is not known ahead: each tile is copied in at
+  // the start of its own step.
 
-  // A step, for `tile` in buffer `buf` with the previous tile parked in `parked_buf`:
-  // warp 0 looks back for the parked tile while the other warps compose the new one; the
-  // block scan (its barrier also publishes the look-back's prefix) and the new tile's
-  // aggregate; the parked tile is finished; the new one is parked. The look-back is thus
-  // deferred by one tile: a tile is scanned and published, and looked back for only after
-  // its block's next tile was staged, scanned and composed.
-  // No deadlock, in either launch mode: the smallest tile not yet published belongs to a
-  // block whose look-back needs only lower tiles (below its parked tile), all published,
-  // so that block goes on and publishes it.
-  template <int InFlight>
-  __device__ void step(std::int64_t tile, int buf, int parked_buf, int parity) {
-    if (warp == 0) look_back(parity);
-    take<InFlight>(tile, buf);
-    scan_tile(buf, tile, parity);
-    finish(parked_buf, parity);
-  }
+  __device__ affine_then op() const { return {}; }
+  __device__ map_t aggregate_of(int) const { return aggregate; }
+  __device__ void prefetch(std::int64_t) {}
 
-  // The last parked tile: its look-back, a barrier, its finish.
-  __device__ void finish_last(int parked_buf, int parity) {
-    if (warp == 0) look_back(parity);
-    __syncthreads();
-    finish(parked_buf, parity);
-  }
-
-  // Cooperative grid of G blocks: block b takes tiles b, b + G, ... in increasing order,
-  // its i-th tile in buffer i % B. The tile states are reset inside the kernel, ordered
-  // before every look-back by the one grid-wide barrier; the block's first tile is
-  // scanned and published before it (its state was reset by the same thread). While a
-  // tile is scanned and the parked one finished, the next B - 2 tiles are being copied
-  // into shared memory and the L2 prefetch runs further ahead; the buffer a finish frees
-  // takes the tile B - 1 steps ahead.
-  __device__ void run_cooperative() {
-    const std::int64_t grid = gridDim.x;
-    for (std::int64_t t = blockIdx.x + threadIdx.x * grid; t < p.num_tiles; t += block_threads * grid) {
-      p.state.init_tile(t);
-    }
-    const std::int64_t first = blockIdx.x;
+  __device__ void begin(std::int64_t first, std::int64_t stride) {
+    if (stride == 0) return;
 #pragma unroll
-    for (int i = 0; i < B - 1; ++i) stage(first + i * grid, i);
+    for (int i = 0; i < B - 1; ++i) stage(first + i * stride, i);
 #pragma unroll
-    for (int k = 0; k < Policy::l2_ahead; ++k) prefetch_l2(first + (B - 1 + k) * grid);
-    take<in_flight>(first, 0);
-    scan_tile(0, first, 0);
-    park(first);
-    stage(first + (B - 1) * grid, B - 1);
-    if constexpr (Policy::l2_ahead > 0) prefetch_l2(first + (B - 1 + Policy::l2_ahead) * grid);
-    cooperative_groups::this_grid().sync();
-    int i = 1;
-    for (std::int64_t tile = first + grid; tile < p.num_tiles; tile += grid, ++i) {
-      const int parked_buf = (i + B - 1) % B;
-      step<in_flight>(tile, i % B, parked_buf, i & 1);
-      stage(tile + (B - 1) * grid, parked_buf);
-      if constexpr (Policy::l2_ahead > 0) prefetch_l2(tile + (B - 1 + Policy::l2_ahead) * grid);
-      park(tile);
-    }
-    finish_last((i + B - 1) % B, i & 1);
+    for (int k = 0; k < Policy::l2_ahead; ++k) prefetch_l2(first + (B - 1 + k) * stride);
   }
 
-  // Fallback where cooperative launch is unavailable or refused: states reset by a memset
-  // before the launch, tiles handed out in order from the ticket counter (the next tile is
-  // not known ahead: no prefetch). Thread 0 claims the next tile before the step's barrier,
-  // which publishes it for the next step.
-  __device__ void run_tickets() {
-    if (threadIdx.x == 0) s.next_tile[0] = p.state.claim_tile();
-    __syncthreads();
-    int i = 0;
-    for (;; ++i) {
-      const int parity = i & 1;
-      const std::int64_t tile = s.next_tile[parity];
-      if (tile >= p.num_tiles) break;
-      if (threadIdx.x == 0) s.next_tile[parity ^ 1] = p.state.claim_tile();
-      const int buf = i % B;
+  __device__ void start(std::int64_t tile, int step, std::int64_t stride) {
+    const int buf = step % B;
+    if (stride > 0) {
+      take<in_flight>(tile, buf);
+    } else {
       stage(tile, buf);
-      if (i == 0) {
-        take<0>(tile, buf);
-        scan_tile(buf, tile, parity);
-      } else {
-        step<0>(tile, buf, (i + B - 1) % B, parity);
-      }
-      park(tile);
+      take<0>(tile, buf);
     }
-    if (i > 0) finish_last((i + B - 1) % B, i & 1);
+    scan_tile(buf, tile, step & 1);
+  }
+
+  __device__ void park(int) {
+    parked_prefix = prefix;
+    parked_has_prefix = has_prefix;
+  }
+
+  __device__ void retire(const device::retiring<map_t, 1>& r) { finish(r); }
+
+  __device__ void swap(const device::retiring<map_t, 1>& r, int step) {
+    finish(r);
+    park(step);
+  }
+
+  // The buffer the step's finish freed takes the tile B - 1 steps ahead.
+  __device__ void advance(std::int64_t tile, int step, std::int64_t stride) {
+    if (stride == 0) return;
+    stage(tile + (B - 1) * stride, (step + B - 1) % B);
+    if constexpr (Policy::l2_ahead > 0) prefetch_l2(tile + (B - 1 + Policy::l2_ahead) * stride);
   }
 };
 
@@ -769,9 +719,9 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
   static_assert(arch::fits_block(arch::compiled_family, Policy::block_threads, agent_t::smem_bytes),
                 "linear recurrence policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   extern __shared__ uint4 linrec_shared[];  // agent_t::temp_storage: too large for static shared memory
-  agent_t agent(params, *reinterpret_cast<typename agent_t::temp_storage*>(linrec_shared));
-  if (params.mode == linrec_mode::cooperative) agent.run_cooperative();
-  else agent.run_tickets();
+  auto& storage = *reinterpret_cast<typename agent_t::temp_storage*>(linrec_shared);
+  agent_t agent(params, storage);
+  device::single_pass<agent_t>(agent, params.schedule, storage.engine).run();
 }
 
 // Final states of empty sequences: the initial states.
@@ -828,43 +778,23 @@ template <class Tuning, class Source, class T>
     using Policy = typename decltype(policy)::type;
     const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
     auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-    const device::tile_state<affine_map<T>> state(base, num_tiles);
-
-    linrec_mode mode = options.mode == linrec_mode::automatic ? linrec_mode::cooperative : options.mode;
-    int capacity = 0;
-    bool cooperative = false;
-    // The kernel's shared memory is dynamic: the parked and the staged tile do not fit in
-    // the 48 KB of static shared memory.
-    constexpr std::size_t shared_bytes = linrec_agent<Policy, Source, T>::smem_bytes;
-    SCANLAB_TRY((detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative, shared_bytes)));
-    if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
-    if (mode == linrec_mode::cooperative && !cooperative) mode = linrec_mode::tickets;
-    const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
-
     const auto aligned = [](const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; };
-    linrec_params<Source, T> params{.src = src,
-                                    .x = d_x,
-                                    .final_x = d_final,
-                                    .x0s = d_x0s,
-                                    .x0 = x0,
-                                    .n = n,
-                                    .length = length,
-                                    .num_tiles = num_tiles,
-                                    .state = state,
-                                    .mode = mode,
-                                    .batched = batch > 1,
-                                    .vector_load = aligned(src.p) && (Source::arrays == 1 || aligned(src.q)),
-                                    .vector_store = d_x != nullptr && aligned(d_x)};
-    if (mode == linrec_mode::cooperative) {
-      const cudaError_t status = detail::launch_cooperative_smem(kernel, static_cast<int>(grid), Policy::block_threads,
-                                                                 shared_bytes, stream, params);
-      if (status != cudaErrorCooperativeLaunchTooLarge) return status;
-      // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
-      params.mode = linrec_mode::tickets;
-    }
-    SCANLAB_TRY(state.reset(stream));
-    // Both modes need the dynamic shared memory (the agent's temp storage lives there).
-    return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, shared_bytes, stream, params);
+    const linrec_params<Source, T> params{
+        .src = src,
+        .x = d_x,
+        .final_x = d_final,
+        .x0s = d_x0s,
+        .x0 = x0,
+        .n = n,
+        .length = length,
+        .schedule = {{device::tile_state<affine_map<T>>(base, num_tiles)}, num_tiles, {}},
+        .batched = batch > 1,
+        .vector_load = aligned(src.p) && (Source::arrays == 1 || aligned(src.q)),
+        .vector_store = d_x != nullptr && aligned(d_x)};
+    // The agent's temp storage is dynamic shared memory: the parked and the staged tiles
+    // do not fit in the 48 KB of static shared memory.
+    return device::launch_single_pass<kernel>(params, Policy::block_threads, linrec_agent<Policy, Source, T>::smem_bytes,
+                                              options.mode, options.max_blocks, stream);
   });
 }
 

@@ -114,33 +114,19 @@ template <class Tuning, class Count, class InputIt, class OutputIt, class Classi
   return detail::with_policy<kernel, Tuning>([&](auto policy) -> cudaError_t {
     using Policy = typename decltype(policy)::type;
     const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
-    int capacity = 0;
-    bool cooperative = false;
-    SCANLAB_TRY(detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative));
-    if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
-    two_way_mode mode = options.mode == two_way_mode::automatic ? two_way_mode::cooperative : options.mode;
-    if (!cooperative) mode = two_way_mode::tickets;
     bool vector_loads = false;
     if constexpr (std::is_pointer_v<InputIt> && detail::vector_items<T> > 1) {
       vector_loads = reinterpret_cast<std::uintptr_t>(d_in) % detail::vector_bytes == 0;
     }
-    const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
     partition_params<InputIt, OutputIt, Count, Classify> params{
-        d_in, d_out, d_rejected, d_equal, separate, vector_loads, d_counts, n, num_tiles, classify, {}, mode};
+        d_in, d_out, d_rejected, d_equal, separate, vector_loads, d_counts, n, classify, {}};
     for (int k = 0; k < Count::size; ++k) {
-      params.state[k] = device::tile_state<typename Count::value_type>(base + k * one_state_bytes<Count>(num_tiles),
-                                                                       num_tiles);
+      params.schedule.state[k] = device::tile_state<typename Count::value_type>(
+          base + k * one_state_bytes<Count>(num_tiles), num_tiles);
     }
-    if (mode == two_way_mode::cooperative) {
-      // Every tile state is reset inside the kernel, before its grid-wide barrier.
-      const cudaError_t status =
-          detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params);
-      if (status != cudaErrorCooperativeLaunchTooLarge) return status;
-      // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
-      params.mode = two_way_mode::tickets;
-    }
-    for (int k = 0; k < Count::size; ++k) SCANLAB_TRY(params.state[k].reset(stream));
-    return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params);
+    params.schedule.num_tiles = num_tiles;
+    return device::launch_single_pass<kernel>(params, Policy::block_threads, 0, options.mode, options.max_blocks,
+                                              stream);
   });
 }
 

@@ -24,17 +24,16 @@
 #pragma once
 
 #include <scanlab/arch.cuh>
-#include <scanlab/block/block_reduce.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/shuffle.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/detail/vector_io.cuh>
+#include <scanlab/device/single_pass.cuh>
 #include <scanlab/device/tile_state.cuh>
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
 #include <scanlab/warp/warp_scan.cuh>
 
-#include <cooperative_groups.h>
 #include <cuda/std/cmath>
 #include <cuda_runtime.h>
 
@@ -157,16 +156,9 @@ struct around_pivot {
 
 // ---- the agent --------------------------------------------------------------------------
 
-// Launch modes (as the stream compaction's, select_kernels.cuh).
-//   cooperative  an all-resident grid of G blocks, block b taking tiles b, b+G, ...: each
-//                block resets its tiles' states, ranks tile b and publishes its counts; one
-//                grid-wide barrier; then every count of round one is there, block b sums
-//                those of tiles < b with one block-wide round of loads and writes tile b
-//                out at once. Later tiles use the deferred look-back.
-//   tickets      where cooperative launch is unavailable or refused: states reset by a
-//                memset, tiles claimed in order from the tile state's ticket counter, all
-//                deferred.
-enum class two_way_mode : int { automatic = 0, cooperative, tickets };
+// The tiles are walked by the single-pass engine (device/single_pass.cuh: launch modes,
+// round one, the deferred look-back, tickets), with one tile state per counted class.
+using two_way_mode = device::single_pass_mode;
 
 template <class InputIt, class OutputIt, class Count, class Classify>
 struct partition_params {
@@ -178,10 +170,8 @@ struct partition_params {
   bool vector_loads;      // in is a pointer aligned to 16 bytes: one 16-byte load per chunk
   std::int64_t* counts;   // written by the last tile: the selected, or (less, equal, greater)
   std::int64_t n;
-  std::int64_t num_tiles;
   Classify classify;
-  device::tile_state<typename Count::value_type> state[Count::size];  // one per counted class
-  two_way_mode mode;  // cooperative or tickets
+  device::single_pass_schedule<typename Count::value_type, Count::size> schedule;  // a state per counted class
 };
 
 // One tile per block iteration:
@@ -228,7 +218,6 @@ struct partition_agent {
   // The warp totals of the counted classes, packed 32 bits apiece (a tile holds < 2^16).
   using warp_count_t = std::conditional_t<K == 1, std::uint32_t, std::uint64_t>;
   using block_scan_t = block_scan<warp_count_t, block_threads>;
-  using block_reduce_t = block_reduce<Count, block_threads>;
   using U = typename Count::value_type;
   // Two staging buffers, used in turn, where they fit in static shared memory (the new tile
   // is gathered while the parked one is still there); one and one more barrier otherwise.
@@ -236,15 +225,17 @@ struct partition_agent {
                                 : (2 * sizeof(T) * tile_items + 1024 <= 48 * 1024 ? 2 : 1);
 
   struct temp_storage {
-    union {
-      typename block_scan_t::temp_storage scan;
-      typename block_reduce_t::temp_storage reduce;
-    } collective;
-    Count tile_prefix;  // the counts before the tile being written out
-    std::int64_t next_tile;
+    typename block_scan_t::temp_storage scan;
+    device::single_pass_storage<U, K> engine;
     raw_array<T, tile_items> staged[buffers];
   };
   static constexpr std::size_t smem_bytes = sizeof(temp_storage);
+
+  // The engine's view (device/single_pass.cuh).
+  using value_type = U;
+  static constexpr int states = K;
+  static constexpr int park_buffers = buffers;
+  static constexpr bool early_look_back = false;
 
   const params_t& p;
   temp_storage& s;
@@ -339,7 +330,7 @@ struct partition_agent {
     }
     warp_count_t warp_prefix = 0;
     warp_count_t block_total = 0;
-    block_scan_t(s.collective.scan).scan_warp_totals(warp_count, plus{}, warp_prefix, block_total);
+    block_scan_t(s.scan).scan_warp_totals(warp_count, plus{}, warp_prefix, block_total);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const auto before = static_cast<std::uint32_t>(warp_prefix >> (32 * k));
@@ -390,33 +381,19 @@ struct partition_agent {
 
   // ---- 6. look back and write out ----
 
-  // Warp k < K: the class-k count before `tile` into s.tile_prefix.
-  __device__ void look_back(std::int64_t tile, const std::uint32_t (&own)[K]) {
-    if (tile == 0) return;
-    // Constant indices only (a runtime index into the parameter or register arrays would
-    // copy them to local memory).
-    const bool first = K == 1 || warp == 0;
-    const device::tile_state<U> state = first ? p.state[0] : p.state[K - 1];
-    const U mine = static_cast<U>(first ? own[0] : own[K - 1]);
-    const U prefix = state.exclusive_prefix(tile, mine, plus{});
-    if (lane == 0) s.tile_prefix.c[first ? 0 : K - 1] = prefix;
-  }
-
-  // Thread 0: the current tile's counts.
-  __device__ void publish(std::int64_t tile) const {
-#pragma unroll
-    for (int k = 0; k < K; ++k) p.state[k].publish_aggregate(tile, static_cast<U>(total[k]));
-  }
-
-  // After the barrier that makes s.tile_prefix (tile > 0) and the staged tile visible.
-  __device__ void write_out(std::int64_t tile, const std::uint32_t (&own)[K], int buffer) const {
+  // After the barrier that makes the staged tile visible: the tile's runs to their places
+  // (r: the tile, its counts and the counts before it).
+  __device__ void write_out(const device::retiring<U, K>& r, int buffer) const {
+    const std::int64_t tile = r.tile;
     const std::int64_t tile_start = tile * tile_items;
     const int valid = valid_items(tile);
     std::int64_t before[K];
+    std::uint32_t own[K];
     std::int64_t last_before = tile_start;  // items of the last class before the tile
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      before[k] = tile > 0 ? static_cast<std::int64_t>(s.tile_prefix.c[k]) : 0;
+      before[k] = r.has_prefix ? static_cast<std::int64_t>(r.prefix[k]) : 0;
+      own[k] = static_cast<std::uint32_t>(r.aggregate[k]);
       last_before -= before[k];
     }
     const int end0 = static_cast<int>(own[0]);
@@ -436,7 +413,7 @@ struct partition_agent {
         last[step * (i - end1)] = v;
       }
     }
-    if (tile == p.num_tiles - 1 && threadIdx.x == 0) {
+    if (tile == p.schedule.num_tiles - 1 && threadIdx.x == 0) {
       std::int64_t counted = 0;
 #pragma unroll
       for (int k = 0; k < K; ++k) {
@@ -447,132 +424,42 @@ struct partition_agent {
     }
   }
 
-  // A tile waiting in a staging buffer for its prefix (tile < 0: none); the same on every thread.
-  struct parked_tile {
-    std::int64_t tile = -1;
-    std::uint32_t count[K] = {};
-    int buffer = 0;
-  };
+  // ---- the engine's hooks (device/single_pass.cuh) ----
+  // Steps 1-3 in start(), 5 in park() (the buffer of the step's parity), 6 in retire().
 
-  __device__ void park(parked_tile& parked, int buffer) const {
-    parked.tile = current_tile;
+  T next[S][C];  // the block's next tile, loaded ahead
+
+  __device__ plus op() const { return {}; }
+  __device__ U aggregate_of(int k) const {
+    U total_k = 0;
 #pragma unroll
-    for (int k = 0; k < K; ++k) parked.count[k] = total[k];
-    parked.buffer = buffer;
+    for (int j = 0; j < K; ++j) total_k = j == k ? static_cast<U>(total[j]) : total_k;  // constant indices
+    return total_k;
   }
+  __device__ void begin(std::int64_t, std::int64_t) {}
+  __device__ void advance(std::int64_t, int, std::int64_t) {}
 
-  // Once per tile, after its counts are published: the current tile is gathered, warp 0
-  // looks back for the parked one, which is written out; the current one is parked. The
-  // barrier runs every time (also with nothing parked): the next tile's rank rewrites the
-  // shared warp totals. With two buffers the barrier inside the next process() separates
-  // this write_out from the gather that reuses its buffer.
-  __device__ void defer(parked_tile& parked) {
-    const int buffer = buffers == 2 ? parked.buffer ^ 1 : 0;
-    if constexpr (buffers == 2) gather(buffer);
-    if (warp < K && parked.tile >= 0) look_back(parked.tile, parked.count);
-    __syncthreads();
-    if (parked.tile >= 0) write_out(parked.tile, parked.count, parked.buffer);
-    if constexpr (buffers == 1) {
-      __syncthreads();  // the parked tile has left the buffer
-      gather(buffer);
-    }
-    park(parked, buffer);
-  }
-
-  __device__ void drain(const parked_tile& parked) {
-    if (parked.tile < 0) return;
-    // With two buffers defer() ends without a barrier: the last write_out may still be
-    // reading s.tile_prefix, which the look-back below overwrites (found by racecheck).
-    if constexpr (buffers == 2) __syncthreads();
-    if (warp < K) look_back(parked.tile, parked.count);
-    __syncthreads();
-    write_out(parked.tile, parked.count, parked.buffer);
-  }
-
-  // ---- the modes ----
-
-  __device__ void run_cooperative() {
-    const std::int64_t grid = gridDim.x;
-    const std::int64_t block = blockIdx.x;
-    for (std::int64_t t = block + threadIdx.x * grid; t < p.num_tiles; t += block_threads * grid) {
-#pragma unroll
-      for (int k = 0; k < K; ++k) p.state[k].init_tile(t);  // thread 0 resets tile `block`, published below
-    }
-    current_tile = block;
-    load(x, block);
-    process();
-    if (threadIdx.x == 0) publish(block);
-    T next[S][C];  // the next tile's loads are in flight while this one is handled
-    if (block + grid < p.num_tiles) load(next, block + grid);
-    gather(0);
-    // Orders every reset and round one's counts before everything below.
-    cooperative_groups::this_grid().sync();
-    round_one_prefix(block);
-    __syncthreads();
-    write_out(block, total, 0);
-    parked_tile parked;  // with two buffers the first deferred tile takes the other one
-    for (std::int64_t tile = block + grid; tile < p.num_tiles; tile += grid) {
-      current_tile = tile;
+  __device__ void start(std::int64_t tile, int step, std::int64_t stride) {
+    current_tile = tile;
+    if (stride > 0 && step > 0) {
 #pragma unroll
       for (int v = 0; v < S; ++v) {
 #pragma unroll
         for (int c = 0; c < C; ++c) x[v][c] = next[v][c];
       }
-      process();
-      if (threadIdx.x == 0) publish(tile);
-      if (tile + grid < p.num_tiles) load(next, tile + grid);
-      defer(parked);
-    }
-    drain(parked);
-  }
-
-  // Round one, after the grid barrier: every count of tiles < G is published, so block b
-  // sums those of tiles < b with one block-wide round of loads. A tile that ends a window
-  // of the tile state publishes that window's successor prefix, as a look-back would.
-  __device__ void round_one_prefix(std::int64_t tile) {
-    if (tile == 0) return;
-    Count sum{};
-    for (std::int64_t t = threadIdx.x; t < tile; t += block_threads) {
-#pragma unroll
-      for (int k = 0; k < K; ++k) {
-        U count = 0;
-        p.state[k].poll_aggregate(t, count);  // published before the barrier
-        sum.c[k] += count;
-      }
-    }
-    const Count prefix = block_reduce_t(s.collective.reduce).reduce(sum, plus{});
-    if (threadIdx.x == 0) {
-      s.tile_prefix = prefix;
-      constexpr int window_tiles = device::tile_state<U>::window_tiles;
-      if (tile % window_tiles == window_tiles - 1) {
-#pragma unroll
-        for (int k = 0; k < K; ++k) {
-          p.state[k].publish_window_prefix(tile / window_tiles + 1, prefix.c[k] + static_cast<U>(total[k]));
-        }
-      }
-    }
-  }
-
-  __device__ void run_tickets() {
-    if (threadIdx.x == 0) s.next_tile = p.state[0].claim_tile();
-    __syncthreads();
-    parked_tile parked;
-    for (;;) {
-      // Read before this tile's barrier in process(); thread 0 overwrites it after that
-      // barrier, and defer()'s barrier orders the new value before the next read.
-      const std::int64_t tile = s.next_tile;
-      if (tile >= p.num_tiles) break;
-      current_tile = tile;
+    } else {
       load(x, tile);
-      process();
-      if (threadIdx.x == 0) {
-        publish(tile);  // before the look-back: no deadlock
-        s.next_tile = p.state[0].claim_tile();
-      }
-      defer(parked);
     }
-    drain(parked);
+    process();
   }
+
+  __device__ void prefetch(std::int64_t tile) { load(next, tile); }
+
+  __device__ static int buffer_of(int step) { return buffers == 2 ? (step & 1) : 0; }
+
+  __device__ void park(int step) { gather(buffer_of(step)); }
+
+  __device__ void retire(const device::retiring<U, K>& r) { write_out(r, buffer_of(r.step)); }
 };
 
 // Tuning: one policy or a per-architecture table (scanlab/arch.cuh); the kernel runs the
@@ -587,11 +474,7 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
                 "partition policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   __shared__ typename agent_t::temp_storage storage;
   agent_t agent(p, storage);
-  if (p.mode == two_way_mode::cooperative) {
-    agent.run_cooperative();
-  } else {
-    agent.run_tickets();
-  }
+  device::single_pass<agent_t>(agent, p.schedule, storage.engine).run();
 }
 
 // Reverses out[begin, n) in place, begin = *d_begin (read on the device): turns the reversed

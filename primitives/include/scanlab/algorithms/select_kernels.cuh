@@ -28,43 +28,29 @@
 //                out[base + prefix + rank] (each warp store covers 32 consecutive items).
 //                The next tile takes its place (two staging buffers, used in turn, where
 //                they fit in static shared memory; one otherwise).
-// This deferred look-back is the production scan's (device/scan_kernel.cuh): the tile-to-
-// tile hand-over, which bounded the kernel when each tile looked back at once, is gone.
+// The tiles are walked by the single-pass engine (device/single_pass.cuh: launch modes,
+// round one, the deferred look-back, tickets); this file is compaction's worker, steps 1-6
+// of one tile. The tile-to-tile hand-over, which bounded the kernel when each tile looked
+// back at once, is hidden behind the next tile.
 //
 // 64-bit counts. A tile-state value is 32 bits, so one launch handles a chunk of at most
 // 2^32 - 1 items (a whole number of tiles): its counts cannot overflow. Longer inputs are
 // compacted chunk by chunk, one launch each, in stream order: the last tile of chunk k
 // writes the running total (64-bit) to temp storage, where every block of chunk k + 1 reads
 // its output base before it starts. No host synchronisation between chunks.
-//
-// Launch modes (as the production scan's):
-//   single_tile   one block, one tile: no look-back, no tile state;
-//   cooperative   an all-resident grid of G blocks, block b taking tiles b, b+G, ...: each
-//                 block resets its tiles' states, evaluates and counts tile b, publishes its
-//                 count; one grid-wide barrier; then every count of round one is there and
-//                 block b sums the counts of tiles < b with one block-wide round of loads
-//                 and writes tile b out at once. Later tiles are deferred (steps 5-6). The
-//                 loads of the block's next tile are issued before the current one is
-//                 parked (Prefetch).
-//   tickets       where cooperative launch is unavailable or refused: states reset by a
-//                 memset, tiles claimed in order from the state's ticket counter, deferred
-//                 as well. A block publishes the count of its new tile before it looks
-//                 back for its parked one, so every count a look-back awaits belongs to a
-//                 running block that publishes it without waiting first: no deadlock.
 #pragma once
 
 #include <scanlab/arch.cuh>
-#include <scanlab/block/block_reduce.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/shuffle.cuh>
 #include <scanlab/detail/util.cuh>
+#include <scanlab/device/single_pass.cuh>
 #include <scanlab/device/tile_state.cuh>
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
 #include <scanlab/warp/warp_scan.cuh>
 
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -238,7 +224,7 @@ struct chunk_io {
 
 // ---- parameters ---------------------------------------------------------------------
 
-enum class select_mode : int { automatic = 0, single_tile, cooperative, tickets };
+using select_mode = device::single_pass_mode;
 
 template <class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut, class Selector>
 struct select_params {
@@ -249,12 +235,10 @@ struct select_params {
   ValueOut values_out;
   Selector selector;
   std::int64_t n;          // items in this chunk
-  std::int64_t num_tiles;  // tiles in this chunk
   std::int64_t chunk;      // index of this chunk
   std::int64_t* chunk_totals;   // [chunk]: kept items in chunks 0 .. chunk (temp storage)
   std::int64_t* num_selected;   // the user's count, written by the last tile of every chunk
-  device::tile_state<std::uint32_t> state;
-  select_mode mode;
+  device::single_pass_schedule<std::uint32_t> schedule;  // the chunk's tiles
   bool vector_keys;
   bool vector_values;
   bool vector_flags;
@@ -293,8 +277,6 @@ struct select_agent {
   static constexpr packed_t field_mask = (packed_t{1} << field_bits) - 1;
 
   using block_scan_t = block_scan<std::uint32_t, block_threads>;
-  using block_reduce_t = block_reduce<std::uint32_t, block_threads>;
-  using state_t = device::tile_state<std::uint32_t>;
 
   // A tile's kept items, gathered in order: where a tile waits for its prefix.
   struct staging {
@@ -308,15 +290,17 @@ struct select_agent {
       Policy::staging_buffers > 0 ? Policy::staging_buffers : (2 * sizeof(staging) + 1024 <= 48 * 1024 ? 2 : 1);
 
   struct temp_storage {
-    union {
-      typename block_scan_t::temp_storage scan;
-      typename block_reduce_t::temp_storage reduce;
-    } collective;
-    std::uint32_t tile_prefix;
-    std::int64_t next_tile;
+    typename block_scan_t::temp_storage scan;
+    device::single_pass_storage<std::uint32_t> engine;
     staging staged[buffers];
   };
   static constexpr std::size_t smem_bytes = sizeof(temp_storage);
+
+  // The engine's view (device/single_pass.cuh).
+  using value_type = std::uint32_t;
+  static constexpr int states = 1;
+  static constexpr int park_buffers = buffers;
+  static constexpr bool early_look_back = false;
 
   // A tile's inputs, as loaded.
   struct tile_data {
@@ -440,7 +424,7 @@ struct select_agent {
       warp_count += static_cast<std::uint32_t>((totals >> (v * field_bits)) & field_mask);
     }
     std::uint32_t warp_prefix = 0;
-    block_scan_t(s.collective.scan).scan_warp_totals(warp_count, plus{}, warp_prefix, aggregate);
+    block_scan_t(s.scan).scan_warp_totals(warp_count, plus{}, warp_prefix, aggregate);
 #pragma unroll
     for (int v = 0; v < S; ++v) rank[v] += warp_prefix;
   }
@@ -468,18 +452,10 @@ struct select_agent {
 
   // ---- 6. look back and write out ----
 
-  // Warp 0: the exclusive prefix of `tile` (count: its kept items) into shared memory.
-  __device__ void look_back(std::int64_t tile, std::uint32_t count) {
-    if (tile == 0) return;
-    const std::uint32_t prefix = p.state.exclusive_prefix(tile, count, plus{});
-    if (lane == 0) s.tile_prefix = prefix;
-  }
-
-  // After the barrier that makes the prefix (s.tile_prefix, for tile > 0) and the gathered
-  // items visible: the tile's `count` kept items from staging buffer `buffer` to the output,
+  // After the barrier that makes the gathered items visible: the tile's `count` kept items
+  // from staging buffer `buffer` to the output at the chunk's base plus the tile's prefix,
   // consecutive threads to consecutive items; the chunk's last tile writes the running total.
-  __device__ void write_out(std::int64_t tile, std::uint32_t count, int buffer) const {
-    const std::uint32_t prefix = tile > 0 ? s.tile_prefix : 0u;
+  __device__ void write_out(std::int64_t tile, std::uint32_t prefix, std::uint32_t count, int buffer) const {
     const std::int64_t out = base + prefix;
     const K* keys = reinterpret_cast<const K*>(s.staged[buffer].keys);
     [[maybe_unused]] const V* values = reinterpret_cast<const V*>(s.staged[buffer].values);
@@ -487,152 +463,43 @@ struct select_agent {
       p.keys_out[out + i] = keys[i];
       if constexpr (has_values) p.values_out[out + i] = values[i];
     }
-    if (tile == p.num_tiles - 1 && threadIdx.x == 0) {
+    if (tile == p.schedule.num_tiles - 1 && threadIdx.x == 0) {
       const std::int64_t total = base + prefix + count;
       p.chunk_totals[p.chunk] = total;
       *p.num_selected = total;
     }
   }
 
-  // A tile waiting in staging buffer `buffer` for its prefix (tile < 0: none). The same
-  // on every thread of the block.
-  struct parked_tile {
-    std::int64_t tile = -1;
-    std::uint32_t count = 0;
-    int buffer = 0;
-  };
+  // ---- the engine's hooks (device/single_pass.cuh) ----
+  // Steps 1-4 in start(), 5 in park() (the buffer of the step's parity), 6 in retire().
 
-  // The deferred look-back, once per tile after the current tile is processed and its
-  // count published: the current tile is gathered; warp 0 looks back for the parked one
-  // (published a step earlier, as were the counts before it); the parked tile is written
-  // out, and the current one is parked in its place. Exactly one barrier with two
-  // buffers (the barrier inside the next tile's rank_items separates this write_out from
-  // the gather that reuses its buffer), two with one.
-  __device__ void defer(parked_tile& parked) {
-    const int buffer = buffers == 2 ? parked.buffer ^ 1 : 0;
-    if constexpr (buffers == 2) gather(buffer);
-    if (warp == 0 && parked.tile >= 0) look_back(parked.tile, parked.count);
-    __syncthreads();
-    if (parked.tile >= 0) write_out(parked.tile, parked.count, parked.buffer);
-    if constexpr (buffers == 1) {
-      __syncthreads();  // the parked tile has left the buffer
-      gather(buffer);
+  [[maybe_unused]] tile_data next;  // the block's next tile, loaded ahead (Policy::prefetch)
+
+  __device__ plus op() const { return {}; }
+  __device__ std::uint32_t aggregate_of(int) const { return aggregate; }
+  __device__ void begin(std::int64_t, std::int64_t) {}
+  __device__ void advance(std::int64_t, int, std::int64_t) {}
+
+  __device__ void start(std::int64_t tile, int step, std::int64_t stride) {
+    if (Policy::prefetch && stride > 0 && step > 0) {
+      x = next;
+    } else {
+      load(x, tile);
     }
-    parked = {current_tile, aggregate, buffer};
-  }
-
-  // The block's last parked tile, once it has no more tiles.
-  __device__ void drain(const parked_tile& parked) {
-    if (parked.tile < 0) return;
-    // With two buffers defer() ends without a barrier: other warps may still be reading
-    // s.tile_prefix in its write_out when warp 0's look-back below overwrites it.
-    if constexpr (buffers == 2) __syncthreads();
-    if (warp == 0) look_back(parked.tile, parked.count);
-    __syncthreads();
-    write_out(parked.tile, parked.count, parked.buffer);
-  }
-
-  // Load-independent part of a tile: verdicts and ranks (one barrier).
-  __device__ void process() {
-    evaluate(current_tile);
+    evaluate(tile);
     rank_items();
   }
 
-  std::int64_t current_tile = 0;
-
-  // ---- the modes ----
-
-  __device__ void run_single_tile() {
-    current_tile = 0;
-    load(x, 0);
-    process();
-    gather(0);
-    __syncthreads();
-    write_out(0, aggregate, 0);
+  __device__ void prefetch(std::int64_t tile) {
+    if constexpr (Policy::prefetch) load(next, tile);
   }
 
-  __device__ void run_cooperative() {
-    const std::int64_t grid = gridDim.x;
-    const std::int64_t block = blockIdx.x;
-    for (std::int64_t t = block + threadIdx.x * grid; t < p.num_tiles; t += block_threads * grid) {
-      p.state.init_tile(t);  // thread 0 resets tile `block`, which it publishes below
-    }
-    current_tile = block;
-    load(x, block);
-    process();
-    if (threadIdx.x == 0) p.state.publish_aggregate(block, aggregate);
-    [[maybe_unused]] tile_data next;
-    if constexpr (Policy::prefetch) {
-      if (block + grid < p.num_tiles) load(next, block + grid);
-    }
-    gather(0);
-    // Orders every reset and round one's counts before everything below.
-    cooperative_groups::this_grid().sync();
-    // Round one is written out at once: its prefix needs no waiting after the barrier.
-    round_one_prefix(block);
-    __syncthreads();
-    write_out(block, aggregate, 0);
-    parked_tile parked;  // the first deferred tile takes the other buffer
-    for (std::int64_t tile = block + grid; tile < p.num_tiles; tile += grid) {
-      current_tile = tile;
-      if constexpr (Policy::prefetch) {
-        x = next;
-      } else {
-        load(x, tile);
-      }
-      process();
-      if (threadIdx.x == 0) p.state.publish_aggregate(tile, aggregate);
-      if constexpr (Policy::prefetch) {
-        if (tile + grid < p.num_tiles) load(next, tile + grid);
-      }
-      defer(parked);
-    }
-    drain(parked);
-  }
+  __device__ static int buffer_of(int step) { return buffers == 2 ? (step & 1) : 0; }
 
-  // Round one (after the grid barrier): the counts of every tile < G are published, so
-  // block b sums those of tiles < b with one block-wide round of loads. A tile that ends
-  // a window of the tile state publishes that window's successor prefix, as the look-back
-  // would (later look-backs rely on it). Counts are integers: any summation order gives
-  // the canonical value.
-  __device__ void round_one_prefix(std::int64_t tile) {
-    if (tile == 0) return;
-    std::uint32_t sum = 0;
-    for (std::int64_t t = threadIdx.x; t < tile; t += block_threads) {
-      std::uint32_t count = 0;
-      p.state.poll_aggregate(t, count);  // published before the barrier
-      sum += count;
-    }
-    const std::uint32_t prefix = block_reduce_t(s.collective.reduce).reduce(sum, plus{});
-    if (threadIdx.x == 0) {
-      s.tile_prefix = prefix;
-      constexpr int window_tiles = state_t::window_tiles;
-      if (tile % window_tiles == window_tiles - 1) {
-        p.state.publish_window_prefix(tile / window_tiles + 1, prefix + aggregate);
-      }
-    }
-    // The next use of the shared collective storage is after the caller's barrier.
-  }
+  __device__ void park(int step) { gather(buffer_of(step)); }
 
-  __device__ void run_tickets() {
-    if (threadIdx.x == 0) s.next_tile = p.state.claim_tile();
-    __syncthreads();
-    parked_tile parked;
-    for (;;) {
-      // Read before this tile's first barrier (in process()); thread 0 overwrites it after
-      // that barrier, and defer()'s barrier orders the new value before the next read.
-      const std::int64_t tile = s.next_tile;
-      if (tile >= p.num_tiles) break;
-      current_tile = tile;
-      load(x, tile);
-      process();
-      if (threadIdx.x == 0) {
-        p.state.publish_aggregate(tile, aggregate);  // before the look-back below: no deadlock
-        s.next_tile = p.state.claim_tile();
-      }
-      defer(parked);
-    }
-    drain(parked);
+  __device__ void retire(const device::retiring<std::uint32_t, 1>& r) {
+    write_out(r.tile, r.has_prefix ? r.prefix[0] : 0u, r.aggregate[0], buffer_of(r.step));
   }
 };
 
@@ -648,17 +515,7 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
                 "compaction policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   __shared__ typename agent_t::temp_storage storage;
   agent_t agent(params, storage);
-  switch (params.mode) {
-    case select_mode::single_tile:
-      agent.run_single_tile();
-      break;
-    case select_mode::cooperative:
-      agent.run_cooperative();
-      break;
-    default:
-      agent.run_tickets();
-      break;
-  }
+  device::single_pass<agent_t>(agent, params.schedule, storage.engine).run();
 }
 
 // ---- host side ----------------------------------------------------------------------
@@ -729,51 +586,26 @@ template <class Tuning, class KeyIt, class ValueIt, class FlagIt, class KeyOut, 
     auto* chunk_totals = reinterpret_cast<std::int64_t*>(
         aligned + detail::align_up(device::tile_state<std::uint32_t>::storage_bytes(max_tiles)));
 
-    int capacity = 0;
-    bool cooperative = false;
-    if (max_tiles > 1) {
-      SCANLAB_TRY(detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative));
-      if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
-    }
-
     for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
       const std::int64_t begin = chunk * chunk_items;
       const std::int64_t items = n - begin < chunk_items ? n - begin : chunk_items;
       const std::int64_t tiles = detail::ceil_div(items, std::int64_t{Policy::tile_items});
-      select_mode mode = options.mode;
-      if (tiles == 1) mode = select_mode::single_tile;
-      if (mode == select_mode::automatic) mode = select_mode::cooperative;
-      if (mode == select_mode::single_tile && tiles > 1) mode = select_mode::cooperative;  // one block cannot
-      if (mode == select_mode::cooperative && !cooperative) mode = select_mode::tickets;
-
-      params_t params{.keys_in = keys_in + begin,
-                      .values_in = values_in + begin,
-                      .flags = flags + begin,
-                      .keys_out = keys_out,
-                      .values_out = values_out,
-                      .selector = selector,
-                      .n = items,
-                      .num_tiles = tiles,
-                      .chunk = chunk,
-                      .chunk_totals = chunk_totals,
-                      .num_selected = d_num_selected,
-                      .state = device::tile_state<std::uint32_t>(aligned, tiles),
-                      .mode = mode,
-                      .vector_keys = chunk_io<typename agent_t::K, Policy::chunk>::aligned(keys_in + begin),
-                      .vector_values = chunk_io<typename agent_t::V, Policy::chunk>::aligned(values_in + begin),
-                      .vector_flags = chunk_io<typename agent_t::F, Policy::chunk>::aligned(flags + begin)};
-      const std::int64_t grid = mode == select_mode::single_tile ? 1 : (tiles < capacity ? tiles : capacity);
-      if (mode == select_mode::cooperative) {
-        const cudaError_t status =
-            detail::launch_cooperative(kernel, static_cast<int>(grid), Policy::block_threads, stream, params);
-        if (status == cudaSuccess) continue;
-        if (status != cudaErrorCooperativeLaunchTooLarge) return status;
-        // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
-        mode = select_mode::tickets;
-        params.mode = mode;
-      }
-      if (mode == select_mode::tickets) SCANLAB_TRY(params.state.reset(stream));
-      SCANLAB_TRY(detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params));
+      const params_t params{.keys_in = keys_in + begin,
+                            .values_in = values_in + begin,
+                            .flags = flags + begin,
+                            .keys_out = keys_out,
+                            .values_out = values_out,
+                            .selector = selector,
+                            .n = items,
+                            .chunk = chunk,
+                            .chunk_totals = chunk_totals,
+                            .num_selected = d_num_selected,
+                            .schedule = {{device::tile_state<std::uint32_t>(aligned, tiles)}, tiles, {}},
+                            .vector_keys = chunk_io<typename agent_t::K, Policy::chunk>::aligned(keys_in + begin),
+                            .vector_values = chunk_io<typename agent_t::V, Policy::chunk>::aligned(values_in + begin),
+                            .vector_flags = chunk_io<typename agent_t::F, Policy::chunk>::aligned(flags + begin)};
+      SCANLAB_TRY(device::launch_single_pass<kernel>(params, Policy::block_threads, 0, options.mode,
+                                                     options.max_blocks, stream));
     }
     return cudaSuccess;
   });

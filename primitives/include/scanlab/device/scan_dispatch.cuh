@@ -33,8 +33,8 @@ template <class Tuning, class InputIt, class OutputIt, class T, class Op, class 
   return detail::with_policy<scan_kernel<Tuning, InputIt, OutputIt, T, Op>, Tuning>(fn);
 }
 
-// How many blocks of the kernel fit on the current device at once, and whether it can
-// launch cooperative grids. Cached per kernel (the template) and device.
+// How many blocks of the kernel fit on the current device at once (the first round of a
+// cooperative launch), and whether it can launch cooperative grids: for tests.
 template <class Tuning, class InputIt, class OutputIt, class T, class Op>
 [[nodiscard]] cudaError_t resident_capacity(int& capacity, bool& cooperative) {
   return with_scan_policy<Tuning, InputIt, OutputIt, T, Op>([&](auto policy) {
@@ -74,47 +74,20 @@ template <class Tuning, class InputIt, class OutputIt, class T, class Op>
     using Policy = typename decltype(policy)::type;
     const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
     auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-    const device::tile_state<T> state(base, num_tiles);
-
-    scan_mode mode = options.mode;
-    if (mode == scan_mode::automatic) mode = num_tiles == 1 ? scan_mode::single_block : scan_mode::cooperative;
-    std::int64_t grid = 1;
-    if (mode != scan_mode::single_block) {
-      int capacity = 0;
-      bool cooperative = false;
-      SCANLAB_TRY((resident_capacity<Tuning, InputIt, OutputIt, T, Op>(capacity, cooperative)));
-      if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
-      if (mode == scan_mode::cooperative && !cooperative) mode = scan_mode::tickets;
-      grid = num_tiles < capacity ? num_tiles : capacity;
-    }
-
     scan_params<InputIt, OutputIt, T, Op> params{.in = d_in,
                                                  .out = d_out,
                                                  .n = n,
-                                                 .num_tiles = num_tiles,
                                                  .init = init,
                                                  .op = op,
-                                                 .state = state,
-                                                 .mode = mode,
+                                                 .schedule = {{device::tile_state<T>(base, num_tiles)}, num_tiles, {}},
                                                  .exclusive = exclusive,
                                                  .vector_load = false,
                                                  .vector_store = false};
     if constexpr (std::is_pointer_v<InputIt>) params.vector_load = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;
     if constexpr (std::is_pointer_v<OutputIt>) params.vector_store = reinterpret_cast<std::uintptr_t>(d_out) % 16 == 0;
-
-    constexpr auto kernel = scan_kernel<Tuning, InputIt, OutputIt, T, Op>;
-    if (mode == scan_mode::cooperative) {
-      // Only this mode parks tiles in (dynamic) shared memory; the others launch without it.
-      const cudaError_t status = detail::launch_cooperative_smem(
-          kernel, static_cast<int>(grid), Policy::block_threads,
-          scan_agent<Policy, InputIt, OutputIt, T, Op>::parked_bytes, stream, params);
-      if (status != cudaErrorCooperativeLaunchTooLarge) return status;
-      // Refused (detail/launch.cuh): the same grid takes its tiles by ticket instead.
-      mode = scan_mode::tickets;
-      params.mode = mode;
-    }
-    if (mode == scan_mode::tickets) SCANLAB_TRY(state.reset(stream));
-    return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, 0, stream, params);
+    return device::launch_single_pass<scan_kernel<Tuning, InputIt, OutputIt, T, Op>>(
+        params, Policy::block_threads, scan_agent<Policy, InputIt, OutputIt, T, Op>::parked_bytes, options.mode,
+        options.max_blocks, stream);
   });
 }
 

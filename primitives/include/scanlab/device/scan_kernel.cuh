@@ -16,29 +16,18 @@
 // 32 tiles), seeded with init for exclusive scans: init op E. All groupings are fixed by
 // the tile boundaries, so the same input gives the same bits in every launch mode.
 //
-// Three ways to run it (scan_mode), chosen by the dispatcher (device/scan_dispatch.cuh):
-//   single_block  one block walks all tiles, keeping the window aggregates in shared memory;
-//   cooperative   a cooperative (all-resident) grid of G blocks, block b taking tiles
-//                 b, b + G, ... Round one: each block resets its tiles' states, scans tile b
-//                 and publishes its aggregate; one grid-wide barrier; then every aggregate
-//                 of round one is there, and each block computes its prefix with one round
-//                 of parallel loads. Later tiles use the look-back, deferred by one step:
-//                 a tile parks its local results in shared memory and looks back only
-//                 after the block has scanned its next tile and published that aggregate
-//                 (see run_cooperative). One launch, no initialisation kernel. With
-//                 Prefetch, the next tile's loads are in flight during all of this.
-//   tickets       where cooperative launch is unavailable or refused: tile states reset by a
-//                 memset before the launch, tiles claimed in order from an atomic counter.
+// The tiles are walked by the single-pass engine (device/single_pass.cuh: launch modes,
+// round one, the deferred look-back); this file is the scan's worker, its per-tile work.
+// A tile waiting for its prefix parks in shared memory, each thread its own chunks.
 #pragma once
 
 #include <scanlab/arch.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/shuffle.cuh>
 #include <scanlab/device/scan_policy.cuh>
+#include <scanlab/device/single_pass.cuh>
 #include <scanlab/device/tile_state.cuh>
 #include <scanlab/warp/warp_scan.cuh>
-
-#include <cooperative_groups.h>
 
 #include <cstdint>
 #include <cstring>
@@ -46,18 +35,16 @@
 
 namespace scanlab::scan_detail {
 
-enum class scan_mode : int { automatic = 0, single_block, cooperative, tickets };
+using scan_mode = device::single_pass_mode;
 
 template <class InputIt, class OutputIt, class T, class Op>
 struct scan_params {
   InputIt in;
   OutputIt out;
   std::int64_t n;
-  std::int64_t num_tiles;
   T init;  // exclusive only
   Op op;
-  device::tile_state<T> state;
-  scan_mode mode;
+  device::single_pass_schedule<T> schedule;
   bool exclusive;
   bool vector_load;   // d_in is 16-byte aligned (checked by the dispatcher)
   bool vector_store;  // d_out is 16-byte aligned
@@ -100,32 +87,29 @@ struct scan_agent {
   static constexpr bool can_vector_load = is_pointer_to<InputIt, T> && vector_io_type<T>;
   static constexpr bool can_vector_store = is_pointer_to<OutputIt, T> && vector_io_type<T>;
   static constexpr int vectors_per_chunk = vector_io_type<T> ? static_cast<int>(C * sizeof(T) / 16) : 1;
-  static constexpr int window_tiles = state_t::window_tiles;
-  // Round one computes its prefixes in one go up to this many windows (2048 tiles); a
-  // grid larger than that (never on current GPUs) uses the look-back for the rest.
-  static constexpr int max_round_windows = 64;
-
-  // A parked tile (cooperative mode only, so it lives in dynamic shared memory that the
-  // other modes do not ask for): [chunk][16-byte word][thread], or [chunk][item][thread]
-  // for types that 16-byte words do not cover exactly.
+  // A parked tile, in dynamic shared memory: [chunk][16-byte word][thread], or
+  // [chunk][item][thread] for types that 16-byte words do not cover exactly.
   static constexpr bool park_vectors = vector_io_type<T>;
   static constexpr std::size_t parked_bytes =
       park_vectors ? sizeof(uint4) * V * vectors_per_chunk * block_threads : sizeof(raw_slot<T>) * V * C * block_threads;
 
   struct temp_storage {
     typename block_scan_t::temp_storage scan;
-    raw_slot<T> tile_prefix;
-    raw_slot<T> window_totals[max_round_windows];  // round one: R_v; single block: this window's aggregates
-    std::int64_t next_tile;
+    device::single_pass_storage<T> engine;
   };
-  // Shared memory of a block in cooperative mode (the most any mode asks for).
   static constexpr std::size_t smem_bytes = sizeof(temp_storage) + parked_bytes;
+
+  // The engine's view (device/single_pass.cuh).
+  using value_type = T;
+  static constexpr int states = 1;
+  static constexpr int park_buffers = 0;  // each thread parks its own chunks
+  static constexpr bool early_look_back = false;
 
   using items_t = T[V][C];
 
   const params_t& p;
   temp_storage& s;
-  unsigned char* const parked;  // parked_bytes of dynamic shared memory (cooperative mode)
+  unsigned char* const parked;  // parked_bytes of dynamic shared memory
   const int warp;
   const int lane;
 
@@ -133,6 +117,7 @@ struct scan_agent {
   T lane_prefix[V];   // per slot: earlier lanes' total (lane > 0)
   T slot_total[V];    // per slot: the warp's total
   T aggregate;        // the tile's total
+  [[maybe_unused]] items_t next;  // the block's next tile, loaded ahead (Policy::prefetch)
 
   __device__ scan_agent(const params_t& params, temp_storage& storage, unsigned char* parked_storage)
       : p(params),
@@ -306,215 +291,59 @@ struct scan_agent {
     if (p.exclusive && threadIdx.x == 0 && v == 0) chunk[0] = seed.value;  // the tile's first item
   }
 
-  // The seeded prefix of `tile` from shared memory (warp 0 wrote it before a barrier).
-  __device__ maybe<T> shared_seed(std::int64_t tile) const {
-    T prefix;
-    if (tile > 0) prefix = s.tile_prefix.load();
-    return seeded(tile > 0, prefix);
-  }
+  // ---- the engine's hooks (device/single_pass.cuh) ----
 
-  // Broadcasts warp 0's prefix (valid for tile > 0) to the block, then finishes and stores x.
-  __device__ void finish_with_shared_prefix(std::int64_t tile) {
-    __syncthreads();
-    const maybe<T> seed = shared_seed(tile);
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      finish(v, x[v], seed);
-      store_chunk(tile, v, x[v]);
-    }
-  }
+  __device__ Op op() const { return p.op; }
+  __device__ T aggregate_of(int) const { return aggregate; }
 
-  // ---- single_block: the canonical prefix from shared memory ----
-  __device__ void run_single() {
-    const Op& op = p.op;
-    T carry;  // C_w, warp 0 only
-    bool has_carry = false;
-    for (std::int64_t tile = 0; tile < p.num_tiles; ++tile) {
-      load(x, tile);
-      scan_local();
-      if (warp == 0) {
-        const int position = static_cast<int>(tile % window_tiles);
-        const T value = lane < position ? s.window_totals[lane].load() : aggregate;
-        const T scanned = warp_inclusive_scan(value, op);
-        const T in_window = detail::shfl_idx(scanned, position > 0 ? position - 1 : 0);
-        if (lane == 0) {
-          s.window_totals[position].store(aggregate);
-          if (position > 0) s.tile_prefix.store(device::tile_state_detail::then(has_carry, carry, in_window, op));
-          else if (has_carry) s.tile_prefix.store(carry);
-        }
-        if (position == window_tiles - 1) {
-          carry = device::tile_state_detail::then(has_carry, carry, detail::shfl_idx(scanned, window_tiles - 1), op);
-          has_carry = true;
-        }
-      }
-      finish_with_shared_prefix(tile);
-      __syncthreads();  // the next tile reuses the shared slots
-    }
-  }
+  __device__ void begin(std::int64_t, std::int64_t) {}
+  __device__ void advance(std::int64_t, int, std::int64_t) {}
 
-  // ---- cooperative ----
-  // Round one is finished at once (its prefixes need no waiting after the grid barrier).
-  // Every later tile is deferred by one step: it is scanned and publishes its aggregate,
-  // then parks in shared memory while the block scans the next tile and publishes that
-  // aggregate too; only then does warp 0 look back for the parked tile. So a look-back
-  // finds the aggregates of the tiles before it published a whole step earlier and
-  // seldom waits, and the blocks of a round do not wait for the slowest of them.
-  __device__ void run_cooperative() {
-    const std::int64_t grid = gridDim.x;
-    const std::int64_t block = blockIdx.x;
-    // Tiles b, b + G, ...: reset their states (thread 0 resets tile b, which it then publishes).
-    for (std::int64_t t = block + threadIdx.x * grid; t < p.num_tiles; t += block_threads * grid) {
-      p.state.init_tile(t);
-    }
-    load(x, block);
-    scan_local();
-    if (threadIdx.x == 0) p.state.publish_aggregate(block, aggregate);
-    [[maybe_unused]] items_t next;
-    std::int64_t tile = block;
+  // The tile's items (loaded ahead by prefetch() when the block's next tile was known),
+  // scanned locally.
+  __device__ void start(std::int64_t tile, int step, std::int64_t stride) {
     if constexpr (Policy::prefetch) {
-      if (tile + grid < p.num_tiles) load(next, tile + grid);
-    }
-    // Orders the resets and round one's aggregates before everything below.
-    cooperative_groups::this_grid().sync();
-    round_one_prefix(block);
-    finish_with_shared_prefix(tile);
-
-    bool parked = false;  // a tile waits in shared memory (uniform across the block)
-    std::int64_t parked_tile = 0;
-    T parked_aggregate;  // its total (warp 0 needs it for the look-back)
-    for (tile += grid; tile < p.num_tiles; tile += grid) {
-      if constexpr (Policy::prefetch) {
+      if (stride > 0 && step > 0) {
         copy(next, x);
       } else {
         load(x, tile);
       }
-      scan_local();
-      if (threadIdx.x == 0) p.state.publish_aggregate(tile, aggregate);
-      if constexpr (Policy::prefetch) {
-        if (tile + grid < p.num_tiles) load(next, tile + grid);
-      }
-      if (parked && warp == 0) look_back(parked_tile, parked_aggregate);
-      // Publishes the prefix, and keeps the next scan_local's writes to the shared warp
-      // totals after every warp has read this tile's.
-      __syncthreads();
-      if (parked) {
-        finish_parked<true>(parked_tile);
-      } else {
-#pragma unroll
-        for (int v = 0; v < V; ++v) park(v, x[v]);
-      }
-      parked = true;
-      parked_tile = tile;
-      parked_aggregate = aggregate;
+    } else {
+      load(x, tile);
     }
-    if (parked) {
-      __syncthreads();  // every warp has read the last prefix before warp 0 writes the next
-      if (warp == 0) look_back(parked_tile, parked_aggregate);
-      __syncthreads();
-      finish_parked<false>(parked_tile);
-    }
+    scan_local();
   }
 
-  // After the barrier that publishes the parked tile's prefix: each thread unparks its
-  // chunks of that tile, applies the prefix and stores them; with ThenPark the current
-  // tile's chunks take their slots (each thread touches only its own slots).
-  template <bool ThenPark>
-  __device__ void finish_parked(std::int64_t tile) {
-    const maybe<T> seed = shared_seed(tile);
+  __device__ void prefetch(std::int64_t tile) {
+    if constexpr (Policy::prefetch) load(next, tile);
+  }
+
+  __device__ void park(int) {
+#pragma unroll
+    for (int v = 0; v < V; ++v) park(v, x[v]);
+  }
+
+  // Each thread unparks its chunks of the parked tile, applies the prefix and stores them;
+  // with Park, the current tile's chunks take their slots, chunk by chunk.
+  template <bool Park = false>
+  __device__ void retire(const device::retiring<T, 1>& r) {
+    const maybe<T> seed = seeded(r.has_prefix, r.prefix[0]);
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       T chunk[C];
       unpark(v, chunk);
       finish(v, chunk, seed);
-      store_chunk(tile, v, chunk);
-      if constexpr (ThenPark) park(v, x[v]);
+      store_chunk(r.tile, v, chunk);
+      if constexpr (Park) park(v, x[v]);
     }
   }
+  __device__ void swap(const device::retiring<T, 1>& r, int) { retire<true>(r); }
 
   __device__ static void copy(const items_t& from, items_t& to) {
 #pragma unroll
     for (int v = 0; v < V; ++v) {
 #pragma unroll
       for (int c = 0; c < C; ++c) to[v][c] = from[v][c];
-    }
-  }
-
-  // Warp 0: the tile's canonical prefix into shared memory (tile > 0).
-  __device__ void look_back(std::int64_t tile, const T& tile_aggregate) {
-    if (tile == 0) return;
-    const T prefix = p.state.exclusive_prefix(tile, tile_aggregate, p.op);
-    if (lane == 0) s.tile_prefix.store(prefix);
-  }
-
-  // Round one (after the grid barrier): every aggregate of tiles < G is published, so the
-  // canonical prefix of tile b is formed with one round of loads: each warp reduces some
-  // of the earlier windows with the window tree, warp 0 scans this tile's window, and warp
-  // 0 folds the window totals in order. Same expression as the look-back, same bits.
-  __device__ void round_one_prefix(std::int64_t tile) {
-    if (tile == 0) return;
-    const Op& op = p.op;
-    const std::int64_t window = tile / window_tiles;
-    const int position = static_cast<int>(tile % window_tiles);
-    if (window > max_round_windows) {  // beyond what one round is sized for: plain look-back
-      if (warp == 0) look_back(tile, aggregate);
-      return;
-    }
-    // Two windows per warp per round trip (enough for every resident grid of today's GPUs
-    // in one trip; more registers would cost occupancy everywhere else).
-    T own = aggregate;
-    if (warp == 0 && lane < position) p.state.poll_aggregate(window * window_tiles + lane, own);
-    for (std::int64_t v = warp; v < window; v += 2 * warps) {
-      T values[2];
-      p.state.poll_aggregate(v * window_tiles + lane, values[0]);
-      if (v + warps < window) p.state.poll_aggregate((v + warps) * window_tiles + lane, values[1]);
-#pragma unroll
-      for (int k = 0; k < 2; ++k) {
-        if (v + k * warps < window) {
-          const T total = detail::shfl_idx(warp_inclusive_scan(values[k], op), window_tiles - 1);
-          if (lane == 0) s.window_totals[v + k * warps].store(total);
-        }
-      }
-    }
-    __syncthreads();
-    if (warp == 0) {
-      T before;  // C_w: the window totals folded in order
-      bool has_before = false;
-      for (std::int64_t v = 0; v < window; ++v) {
-        before = device::tile_state_detail::then(has_before, before, s.window_totals[v].load(), op);
-        has_before = true;
-      }
-      const T scanned = warp_inclusive_scan(own, op);
-      const T in_window = detail::shfl_idx(scanned, position > 0 ? position - 1 : 0);
-      if (position == window_tiles - 1) {
-        const T window_total = detail::shfl_idx(scanned, window_tiles - 1);  // every lane shuffles
-        if (lane == 0) {
-          p.state.publish_window_prefix(window + 1,
-                                        device::tile_state_detail::then(has_before, before, window_total, op));
-        }
-      }
-      const T prefix = position > 0 ? device::tile_state_detail::then(has_before, before, in_window, op) : before;
-      if (lane == 0) s.tile_prefix.store(prefix);
-    }
-  }
-
-  // ---- tickets ----
-  __device__ void run_tickets() {
-    if (threadIdx.x == 0) s.next_tile = p.state.claim_tile();
-    __syncthreads();
-    for (;;) {
-      // Read before this tile's first barrier; thread 0 overwrites it after that barrier.
-      const std::int64_t tile = s.next_tile;
-      if (tile >= p.num_tiles) break;
-      load(x, tile);
-      scan_local();
-      if (warp == 0) {
-        if (lane == 0) {
-          p.state.publish_aggregate(tile, aggregate);
-          s.next_tile = p.state.claim_tile();
-        }
-        look_back(tile, aggregate);
-      }
-      finish_with_shared_prefix(tile);
     }
   }
 };
@@ -529,19 +358,9 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
   static_assert(arch::fits_block(arch::compiled_family, agent_t::block_threads, agent_t::smem_bytes),
                 "scan policy too large for the architecture being compiled (limits: scanlab/arch.cuh)");
   __shared__ typename agent_t::temp_storage storage;
-  extern __shared__ uint4 scan_parked_storage[];  // agent_t::parked_bytes in cooperative mode, else none
+  extern __shared__ uint4 scan_parked_storage[];  // agent_t::parked_bytes
   agent_t agent(params, storage, reinterpret_cast<unsigned char*>(scan_parked_storage));
-  switch (params.mode) {
-    case scan_mode::single_block:
-      agent.run_single();
-      break;
-    case scan_mode::cooperative:
-      agent.run_cooperative();
-      break;
-    default:
-      agent.run_tickets();
-      break;
-  }
+  device::single_pass<agent_t>(agent, params.schedule, storage.engine).run();
 }
 
 }  // namespace scanlab::scan_detail
