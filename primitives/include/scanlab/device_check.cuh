@@ -19,6 +19,7 @@
 // works without it. Needs only the CUDA runtime; compile it with nvcc (a .cu file).
 #pragma once
 
+#include <scanlab/detail/launch.cuh>
 #include <scanlab/device_check.hpp>
 #include <scanlab/error.hpp>
 
@@ -34,16 +35,6 @@
 #endif
 
 namespace scanlab {
-
-namespace detail {
-
-// The probe: looking up its attributes loads it for the current device, which fails when
-// the binary holds nothing that runs there. A template, so that every translation unit
-// including this header may define it.
-template <int Unused = 0>
-__global__ void device_code_probe_kernel() {}
-
-}  // namespace detail
 
 // What check_device_code found for one device.
 struct device_code_report {
@@ -83,7 +74,7 @@ struct device_code_report {
   if (current != device) SCANLAB_TRY(cudaSetDevice(device));
   cudaFuncAttributes attributes{};
   const cudaError_t probe =
-      cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&detail::device_code_probe_kernel<>));
+      cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(&detail::arch_probe_kernel<>));
   const cudaError_t restore = current != device ? cudaSetDevice(current) : cudaSuccess;
 
   switch (probe) {

@@ -98,10 +98,8 @@ cudaError_t dispatch_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in,
   using tile = typename Policy::tile;
   using single = typename Policy::single_block;
   if (n <= single_block_items<single, InputIt>()) {
-    if (d_temp == nullptr) {
-      temp_bytes = 1;
-      return cudaSuccess;
-    }
+    // Nothing is used: 1 byte, so that the caller's allocation is not null.
+    if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, 1)) return *answer;
     if (n <= tile_kernel_items<tile, InputIt>()) {
       return detail::launch(reduce_tile_kernel<tile, InputIt, OutputIt, T, Op, Tf>, 1, tile::threads, 0, stream,
                             d_in, n, d_out, init, op, tf);
@@ -116,12 +114,9 @@ cudaError_t dispatch_reduce(void* d_temp, std::size_t& temp_bytes, InputIt d_in,
   SCANLAB_TRY(resident_grid<kernel>(Policy::threads, Policy::blocks_per_sm, max_blocks, cooperative));
   // One partial per block; sized for the largest grid so the size depends only on n.
   const std::size_t required = align_up(static_cast<std::size_t>(max_blocks) * sizeof(T));
-  if (d_temp == nullptr) {
-    temp_bytes = required;
-    return cudaSuccess;
-  }
-  if (temp_bytes < required || reinterpret_cast<std::uintptr_t>(d_temp) % alignof(T) != 0) {
-    return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required,
+                                                                reinterpret_cast<std::uintptr_t>(d_temp) % alignof(T) == 0)) {
+    return *answer;
   }
 
   // Grid: as many blocks as there are tiles, at most one resident wave; each block an
@@ -215,10 +210,8 @@ template <class InputIt, class OutputIt, class OffsetIt, class T, class Op>
   static_assert(std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T>,
                 "the accumulator type T (init's type) must be trivially copyable and default constructible");
   if (num_segments < 0) return cudaErrorInvalidValue;
-  if (d_temp == nullptr) {
-    temp_bytes = 1;
-    return cudaSuccess;
-  }
+  // Nothing is used: 1 byte, so that the caller's allocation is not null.
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, 1)) return *answer;
   if (num_segments == 0) return cudaSuccess;
   const auto grid = static_cast<unsigned>(num_segments < INT_MAX ? num_segments : INT_MAX);
   return detail::launch(detail::segmented_reduce_kernel<policy, InputIt, OutputIt, OffsetIt, T, Op>, grid,

@@ -759,11 +759,7 @@ template <class Tuning, class Source, class T>
   if (!multiply_fits(batch, length)) return cudaErrorInvalidValue;
   const std::int64_t n = batch * length;
   const std::size_t required = rows_temp_bytes<Tuning, T>(n);
-  if (d_temp == nullptr) {
-    temp_bytes = required;
-    return cudaSuccess;
-  }
-  if (temp_bytes < required) return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
   if (n == 0) {
     if (d_final != nullptr && batch > 0) {  // empty sequences end where they start
       const std::int64_t blocks = detail::ceil_div<std::int64_t>(batch, 256);
@@ -937,10 +933,8 @@ template <class Policy, class Source, class T>
                                   .segment_b = nullptr,
                                   .segment_states = nullptr};
   if (segments == 1) {
-    if (d_temp == nullptr) {
-      temp_bytes = 1;
-      return cudaSuccess;
-    }
+    // Nothing is used: 1 byte, so that the caller's allocation is not null.
+    if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, 1)) return *answer;
     if (batch == 0) return cudaSuccess;
     return detail::launch(linrec_column_solve_kernel<Source, T>, column_grid(batch), column_threads, 0, stream,
                           params);
@@ -953,11 +947,7 @@ template <class Policy, class Source, class T>
   SCANLAB_TRY((dispatch_rows<Policy>(nullptr, inner_bytes, inner_src, static_cast<T*>(nullptr),
                                      static_cast<T*>(nullptr), batch, segments, d_x0s, x0, stream)));
   const std::size_t required = 256 + 3 * slice + inner_bytes;
-  if (d_temp == nullptr) {
-    temp_bytes = required;
-    return cudaSuccess;
-  }
-  if (temp_bytes < required) return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
   params.segment_a = reinterpret_cast<T*>(base);
   params.segment_b = reinterpret_cast<T*>(base + slice);

@@ -144,11 +144,7 @@ template <class Policy = void, class InputIt, class OutputIt, class Pred>
   if (n < 0) return cudaErrorInvalidValue;
   const bool narrow = n <= static_cast<std::int64_t>(UINT32_MAX);
   const std::size_t required = narrow ? state_bytes_for<policy, narrow_t>(n) : state_bytes_for<policy, wide_t>(n);
-  if (d_temp == nullptr) {
-    temp_bytes = required;
-    return cudaSuccess;
-  }
-  if (temp_bytes < required || d_num_selected == nullptr) return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required, d_num_selected != nullptr)) return *answer;
   if (n == 0) return cudaMemsetAsync(d_num_selected, 0, sizeof(std::int64_t), stream);
   const bool separate = layout == two_way_layout::two_outputs;
   const by_predicate<Pred> classify{pred};
@@ -179,11 +175,7 @@ template <class Policy = void, class InputIt, class OutputIt, class Comp>
   const bool narrow = n <= static_cast<std::int64_t>(UINT32_MAX);
   const std::size_t states = narrow ? state_bytes_for<policy, narrow_t>(n) : state_bytes_for<policy, wide_t>(n);
   const std::size_t required = states + detail::align_up(static_cast<std::size_t>(n) * sizeof(T));
-  if (d_temp == nullptr) {
-    temp_bytes = required;
-    return cudaSuccess;
-  }
-  if (temp_bytes < required || d_counts == nullptr) return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required, d_counts != nullptr)) return *answer;
   if (n == 0) return cudaMemsetAsync(d_counts, 0, 3 * sizeof(std::int64_t), stream);
   // The side buffer of the equal elements, after the states (aligned: states is a multiple
   // of 256 past an aligned base, the base at most 255 bytes past d_temp).

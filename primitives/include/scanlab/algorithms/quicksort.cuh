@@ -569,11 +569,7 @@ template <class K, class V, class Comp>
   const plan_sizes<K, V> sizes(n, options.leaf_items);
   // Segments and tiles are numbered by 32-bit grids and maps: about 8.8e12 four-byte keys.
   if (sizes.max_segments >= INT32_MAX || sizes.max_tiles >= INT32_MAX) return cudaErrorInvalidValue;
-  if (d_temp == nullptr) {
-    temp_bytes = sizes.total;
-    return cudaSuccess;
-  }
-  if (temp_bytes < sizes.total) return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, sizes.total)) return *answer;
   if (n == 0) return cudaSuccess;
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
   driver<K, V, Comp> d(base, sizes, keys_in, keys_out, values_in, values_out, n, comp, options, stream);

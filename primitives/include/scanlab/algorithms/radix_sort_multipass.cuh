@@ -190,11 +190,7 @@ template <class Bits, bool IsFloat, class Value>
   std::size_t scan_bytes = 0;
   SCANLAB_TRY(exclusive_sum(nullptr, scan_bytes, counts, counts, num_counts, stream));
   void* scan_temp = carve.take<unsigned char>(scan_bytes);
-  if (d_temp == nullptr) {
-    temp_bytes = carve.bytes();
-    return cudaSuccess;
-  }
-  if (temp_bytes < carve.bytes()) return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, carve.bytes())) return *answer;
   if (n == 0) return cudaSuccess;
 
   const ping_pong<Bits> key_buffers{r.keys_in, final_keys, alternate_keys, passes};

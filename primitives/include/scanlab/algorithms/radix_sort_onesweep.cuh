@@ -469,11 +469,7 @@ template <class Policy = void, class Bits, bool IsFloat, class Value>
   const std::size_t tickets_bytes = detail::align_up(static_cast<std::size_t>(passes) * sizeof(unsigned long long));
   const std::size_t cleared_bytes = bins_bytes + tickets_bytes + digit_state::storage_bytes(num_tiles);
   auto* cleared = carve.take<unsigned char>(cleared_bytes);
-  if (d_temp == nullptr) {
-    temp_bytes = carve.bytes();
-    return cudaSuccess;
-  }
-  if (temp_bytes < carve.bytes()) return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, carve.bytes())) return *answer;
   if (n == 0) return cudaSuccess;
 
   auto* bins = reinterpret_cast<std::uint64_t*>(cleared);

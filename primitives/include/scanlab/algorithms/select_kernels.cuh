@@ -567,11 +567,7 @@ template <class Tuning, class KeyIt, class ValueIt, class FlagIt, class KeyOut, 
     using P = typename decltype(policy)::type;
     return select_temp_bytes<P>(n, chunk_tiles_for<P>(options));
   });
-  if (d_temp == nullptr) {
-    temp_bytes = required;
-    return cudaSuccess;
-  }
-  if (temp_bytes < required || d_num_selected == nullptr) return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required, d_num_selected != nullptr)) return *answer;
   if (n == 0) return cudaMemsetAsync(d_num_selected, 0, sizeof(std::int64_t), stream);
 
   constexpr auto kernel = select_tiles_kernel<Tuning, KeyIt, ValueIt, FlagIt, KeyOut, ValueOut, Selector>;

@@ -100,11 +100,7 @@ template <class KeyIt, class ValueIt, class FlagIt, class KeyOut, class ValueOut
   const std::size_t flag_bytes = align_up(static_cast<std::size_t>(n));
   const std::size_t position_bytes = align_up(static_cast<std::size_t>(n) * sizeof(std::int64_t));
   const std::size_t required = 256 + flag_bytes + position_bytes + scan_bytes;
-  if (d_temp == nullptr) {
-    temp_bytes = required;
-    return cudaSuccess;
-  }
-  if (temp_bytes < required || d_num_selected == nullptr) return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required, d_num_selected != nullptr)) return *answer;
   if (n == 0) return cudaMemsetAsync(d_num_selected, 0, sizeof(std::int64_t), stream);
 
   auto* base = reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<std::uintptr_t>(d_temp)));

@@ -123,7 +123,9 @@ template <auto Kernel, class Tuning, class Fn>
 
 // An empty kernel: stands for this translation unit's kernels when a policy is needed
 // without a particular kernel (all of a translation unit's kernels are built for the same
-// architectures).
+// architectures), and probes whether the binary has code for a device at all
+// (check_device_code: looking up its attributes loads it, which fails without such code).
+// A template, so that every translation unit including this header may define it.
 template <int = 0>
 __global__ void arch_probe_kernel() {}
 

@@ -1,7 +1,11 @@
 // Small helpers shared by scanlab's kernels and dispatch code.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 namespace scanlab::detail {
@@ -19,6 +23,22 @@ __device__ __forceinline__ unsigned warp_id() { return threadIdx.x / warp_thread
 // Round `bytes` up to a multiple of 256, the alignment every temp-storage slice gets.
 __host__ __device__ constexpr std::size_t align_up(std::size_t bytes, std::size_t alignment = 256) {
   return (bytes + alignment - 1) / alignment * alignment;
+}
+
+// The two-phase temp-storage protocol (as CUB's) of the device-wide calls, in one place:
+//   if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
+// d_temp == nullptr: a size query, temp_bytes = required and the call returns cudaSuccess;
+// less than `required` bytes, or `usable` false (the caller's other checks of the run: a
+// required output pointer that is null, misaligned storage): cudaErrorInvalidValue;
+// otherwise (nullopt) the call goes on.
+[[nodiscard]] inline std::optional<cudaError_t> temp_storage_query(const void* d_temp, std::size_t& temp_bytes,
+                                                                  std::size_t required, bool usable = true) {
+  if (d_temp == nullptr) {
+    temp_bytes = required;
+    return cudaSuccess;
+  }
+  if (temp_bytes < required || !usable) return cudaErrorInvalidValue;
+  return std::nullopt;
 }
 
 }  // namespace scanlab::detail

@@ -64,11 +64,7 @@ template <class Tuning, class InputIt, class OutputIt, class T, class Op>
   const std::size_t required = arch::max_over_policies<Tuning>([&](auto policy) {
     return scan_temp_bytes<T>(detail::ceil_div<std::int64_t>(n, decltype(policy)::type::tile_items));
   });
-  if (d_temp == nullptr) {
-    temp_bytes = required;
-    return cudaSuccess;
-  }
-  if (temp_bytes < required) return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
   if (n == 0) return cudaSuccess;
   return with_scan_policy<Tuning, InputIt, OutputIt, T, Op>([&](auto policy) -> cudaError_t {
     using Policy = typename decltype(policy)::type;

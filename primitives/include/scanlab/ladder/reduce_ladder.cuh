@@ -592,10 +592,8 @@ cudaError_t run_atomic(const T* d_in, T* d_out, std::int64_t n, T identity, Op o
   if constexpr (!has_native_atomic_v<T, Op>) {
     return cudaErrorNotSupported;
   } else {
-    if (d_temp == nullptr) {
-      temp_bytes = 1;  // nothing is used; 1 so that the caller's allocation is not null
-      return cudaSuccess;
-    }
+    // Nothing is used: 1 byte, so that the caller's allocation is not null.
+    if (const auto answer = scanlab::detail::temp_storage_query(d_temp, temp_bytes, 1)) return *answer;
     std::int64_t wave = 0;
     SCANLAB_TRY(resident_wave(block, wave));
     const pass_shape shape = shape_of(rung::warp_shuffle_atomic, block);
@@ -628,12 +626,9 @@ cudaError_t run_ladder(rung r, const T* d_in, T* d_out, std::int64_t n, T identi
   const std::size_t first_bytes = first > 1 ? scanlab::detail::align_up(first * sizeof(T)) : 0;
   const std::size_t second_bytes = second > 1 ? scanlab::detail::align_up(second * sizeof(T)) : 0;
   const std::size_t required = first_bytes + second_bytes > 0 ? first_bytes + second_bytes : 1;
-  if (d_temp == nullptr) {
-    temp_bytes = required;
-    return cudaSuccess;
-  }
-  if (temp_bytes < required || reinterpret_cast<std::uintptr_t>(d_temp) % alignof(T) != 0) {
-    return cudaErrorInvalidValue;
+  if (const auto answer = scanlab::detail::temp_storage_query(d_temp, temp_bytes, required,
+                                                                reinterpret_cast<std::uintptr_t>(d_temp) % alignof(T) == 0)) {
+    return *answer;
   }
   T* buffers[2] = {static_cast<T*>(d_temp),
                    reinterpret_cast<T*>(static_cast<unsigned char*>(d_temp) + first_bytes)};

@@ -625,11 +625,7 @@ template <class T, class Op>
       required += plan.bytes;
       break;
   }
-  if (d_temp == nullptr) {
-    temp_bytes = required;
-    return cudaSuccess;
-  }
-  if (temp_bytes < required) return cudaErrorInvalidValue;
+  if (const auto answer = scanlab::detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
   if (n == 0) return cudaSuccess;
   auto* temp = reinterpret_cast<unsigned char*>(scanlab::detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
 
