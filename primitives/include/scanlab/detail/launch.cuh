@@ -49,6 +49,32 @@ template <class... Params>
   return cudaSuccess;
 }
 
+// An int worked out once per device and kept for the process: compute(device, value) runs
+// the first time only (for devices 0..63; others ask every time). One cache per Site type:
+// a tag and the kernel it describes, so every kernel instantiation has its own.
+template <class Site, class Compute>
+[[nodiscard]] cudaError_t once_per_device(int& value, Compute&& compute) {
+  constexpr int cached_devices = 64;
+  static std::atomic<int> cache[cached_devices] = {};  // value + 1; 0: not computed yet
+  int device = 0;
+  SCANLAB_TRY(cudaGetDevice(&device));
+  const bool cacheable = device >= 0 && device < cached_devices;
+  if (cacheable) {
+    if (const int known = cache[device].load(std::memory_order_relaxed); known != 0) {
+      value = known - 1;
+      return cudaSuccess;
+    }
+  }
+  SCANLAB_TRY(compute(device, value));
+  if (cacheable) cache[device].store(value + 1, std::memory_order_relaxed);
+  return cudaSuccess;
+}
+
+template <auto Kernel>
+struct resident_site {};
+template <auto Kernel>
+struct sm_site {};
+
 // How many blocks of `Kernel` (block_threads threads, dynamic_smem bytes of dynamic
 // shared memory, the same on every call for a given kernel: it is cached) are
 // resident on the current device at once, at most max_blocks_per_sm per SM, and
@@ -59,27 +85,19 @@ template <class... Params>
 template <auto Kernel>
 [[nodiscard]] cudaError_t resident_grid(int block_threads, int max_blocks_per_sm, int& max_blocks, bool& cooperative,
                                         std::size_t dynamic_smem = 0) {
-  constexpr int cached_devices = 64;
-  static std::atomic<int> cache[cached_devices] = {};  // (max_blocks << 1 | cooperative) + 1; 0: not asked yet
-  int device = 0;
-  SCANLAB_TRY(cudaGetDevice(&device));
-  const bool cacheable = device >= 0 && device < cached_devices;
-  if (cacheable) {
-    if (const int packed = cache[device].load(std::memory_order_relaxed); packed != 0) {
-      max_blocks = (packed - 1) >> 1;
-      cooperative = ((packed - 1) & 1) != 0;
-      return cudaSuccess;
-    }
-  }
-  SCANLAB_TRY(allow_dynamic_smem(Kernel, dynamic_smem));
-  int sms = 0, coop = 0, per_sm = 0;
-  SCANLAB_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  SCANLAB_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
-  SCANLAB_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, block_threads, dynamic_smem));
-  if (per_sm < 1 || sms < 1) return cudaErrorInvalidConfiguration;  // the kernel cannot run at all
-  max_blocks = sms * (per_sm < max_blocks_per_sm ? per_sm : max_blocks_per_sm);
-  cooperative = coop != 0;
-  if (cacheable) cache[device].store(((max_blocks << 1) | (cooperative ? 1 : 0)) + 1, std::memory_order_relaxed);
+  int packed = 0;  // max_blocks << 1 | cooperative
+  SCANLAB_TRY(once_per_device<resident_site<Kernel>>(packed, [&](int device, int& answer) -> cudaError_t {
+    SCANLAB_TRY(allow_dynamic_smem(Kernel, dynamic_smem));
+    int sms = 0, coop = 0, per_sm = 0;
+    SCANLAB_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    SCANLAB_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+    SCANLAB_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, block_threads, dynamic_smem));
+    if (per_sm < 1 || sms < 1) return cudaErrorInvalidConfiguration;  // the kernel cannot run at all
+    answer = (sms * (per_sm < max_blocks_per_sm ? per_sm : max_blocks_per_sm)) << 1 | (coop != 0 ? 1 : 0);
+    return cudaSuccess;
+  }));
+  max_blocks = packed >> 1;
+  cooperative = (packed & 1) != 0;
   return cudaSuccess;
 }
 
@@ -91,22 +109,12 @@ template <auto Kernel>
 // device (one runtime call per kernel and device in the process).
 template <auto Kernel>
 [[nodiscard]] cudaError_t kernel_sm(int& sm) {
-  constexpr int cached_devices = 64;
-  static std::atomic<int> cache[cached_devices] = {};  // 0: not asked yet
-  int device = 0;
-  SCANLAB_TRY(cudaGetDevice(&device));
-  const bool cacheable = device >= 0 && device < cached_devices;
-  if (cacheable) {
-    if (const int known = cache[device].load(std::memory_order_relaxed); known != 0) {
-      sm = known;
-      return cudaSuccess;
-    }
-  }
-  cudaFuncAttributes attributes{};
-  SCANLAB_TRY(cudaFuncGetAttributes(&attributes, Kernel));
-  sm = attributes.ptxVersion;
-  if (cacheable) cache[device].store(sm, std::memory_order_relaxed);
-  return cudaSuccess;
+  return once_per_device<sm_site<Kernel>>(sm, [](int, int& answer) -> cudaError_t {
+    cudaFuncAttributes attributes{};
+    SCANLAB_TRY(cudaFuncGetAttributes(&attributes, Kernel));
+    answer = attributes.ptxVersion;
+    return cudaSuccess;
+  });
 }
 
 // Runs fn(std::type_identity<Policy>{}) with the policy of `Tuning` (scanlab/arch.cuh) that
