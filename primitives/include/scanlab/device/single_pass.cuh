@@ -77,10 +77,8 @@
 
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/launch.cuh>
-#include <scanlab/detail/shuffle.cuh>
 #include <scanlab/device/tile_state.cuh>
 #include <scanlab/error.hpp>
-#include <scanlab/warp/warp_scan.cuh>
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -288,59 +286,16 @@ class single_pass {
     w_.retire(retiring_of(t));
   }
 
-  // Every aggregate of tiles below the block's first is published (round one's barrier),
-  // so the canonical prefix of tile t is formed with one round of loads: each warp reduces
-  // some of the earlier windows with the window tree, warp 0 scans the tile's own window
-  // and folds the window totals in order. Same expression as the look-back, same bits. A
-  // tile that ends a window publishes the next window's prefix, as the look-back would
-  // (later look-backs rely on it).
+  // Round one's prefix of state k (tile_state::published_prefix: one round of loads), or
+  // the look-back where the grid is larger than one round is sized for.
   __device__ void round_one_prefix(int k, const parked_tile& t) {
     if (t.tile == 0) return;
-    constexpr int window_tiles = tile_state<V>::window_tiles;
-    constexpr int warps = Worker::block_threads / 32;
-    const auto op = w_.op();
     const tile_state<V>& state = p_.state[k];
-    const std::int64_t window = t.tile / window_tiles;
-    const int position = static_cast<int>(t.tile % window_tiles);
-    if (window > round_one_windows) {  // beyond what one round is sized for: look back
-      if (warp_ == 0) {
-        const V prefix = state.exclusive_prefix(t.tile, t.aggregate[k], op);
-        if (lane_ == 0) s_.prefix[t.step & 1][k].store(prefix);
-      }
-      return;
-    }
-    V own = t.aggregate[k];
-    if (warp_ == 0 && lane_ < position) state.poll_aggregate(window * window_tiles + lane_, own);
-    // Two windows per warp per round trip.
-    for (std::int64_t v = warp_; v < window; v += 2 * warps) {
-      V values[2];
-      state.poll_aggregate(v * window_tiles + lane_, values[0]);
-      if (v + warps < window) state.poll_aggregate((v + warps) * window_tiles + lane_, values[1]);
-#pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        if (v + j * warps < window) {
-          const V total = detail::shfl_idx(warp_inclusive_scan(values[j], op), window_tiles - 1);
-          if (lane_ == 0) s_.window_totals[v + j * warps].store(total);
-        }
-      }
-    }
-    __syncthreads();
-    if (warp_ == 0) {
-      V before;  // C_w: the window totals folded in order
-      bool has_before = false;
-      for (std::int64_t v = 0; v < window; ++v) {
-        before = tile_state_detail::then(has_before, before, s_.window_totals[v].load(), op);
-        has_before = true;
-      }
-      const V scanned = warp_inclusive_scan(own, op);
-      const V in_window = detail::shfl_idx(scanned, position > 0 ? position - 1 : 0);
-      if (position == window_tiles - 1) {
-        const V window_total = detail::shfl_idx(scanned, window_tiles - 1);  // every lane shuffles
-        if (lane_ == 0) {
-          state.publish_window_prefix(window + 1, tile_state_detail::then(has_before, before, window_total, op));
-        }
-      }
-      const V prefix = position > 0 ? tile_state_detail::then(has_before, before, in_window, op) : before;
+    V prefix;
+    if (state.published_prefix(t.tile, t.aggregate[k], w_.op(), s_.window_totals, round_one_windows, prefix)) {
+      if (threadIdx.x == 0) s_.prefix[t.step & 1][k].store(prefix);
+    } else if (warp_ == 0) {
+      prefix = state.exclusive_prefix(t.tile, t.aggregate[k], w_.op());
       if (lane_ == 0) s_.prefix[t.step & 1][k].store(prefix);
     }
   }

@@ -283,6 +283,58 @@ class tile_state {
     }
   }
 
+  // Block-cooperative (every thread of the block): E_t when every aggregate of tiles
+  // <= t is already published (after a grid-wide barrier: round one of a cooperative
+  // launch), from one round of loads instead of a walk. Each warp reduces some of the
+  // earlier windows with the window tree into `window_totals` (shared memory, `capacity`
+  // slots), warp 0 folds them in order and scans the tile's own window: the same
+  // expression as exclusive_prefix, so the same bits. A tile that ends a window publishes
+  // the next window's prefix, as the look-back would. The result is on thread 0; returns
+  // false (nothing done) when the tile's window is past `capacity` (look back instead).
+  // tile >= 1; one __syncthreads inside.
+  template <class Op, class Slot>
+  __device__ bool published_prefix(std::int64_t tile, const T& own_aggregate, Op op, Slot* window_totals, int capacity,
+                                   T& prefix) const {
+    const std::int64_t window = tile / window_tiles;
+    if (window > capacity) return false;
+    const int position = static_cast<int>(tile % window_tiles);
+    const int warp = static_cast<int>(threadIdx.x / 32);
+    const int warps = static_cast<int>(blockDim.x / 32);
+    const int lane = static_cast<int>(detail::scan_lane());
+    T own = own_aggregate;
+    if (warp == 0 && lane < position) poll_aggregate(window * window_tiles + lane, own);
+    // Two windows per warp per round trip.
+    for (std::int64_t v = warp; v < window; v += 2 * warps) {
+      T values[2];
+      poll_aggregate(v * window_tiles + lane, values[0]);
+      if (v + warps < window) poll_aggregate((v + warps) * window_tiles + lane, values[1]);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        if (v + j * warps < window) {
+          const T total = detail::shfl_idx(warp_inclusive_scan(values[j], op), window_tiles - 1);
+          if (lane == 0) window_totals[v + j * warps].store(total);
+        }
+      }
+    }
+    __syncthreads();
+    if (warp == 0) {
+      T before;  // C_w: the window totals folded in order
+      bool has_before = false;
+      for (std::int64_t v = 0; v < window; ++v) {
+        before = tile_state_detail::then(has_before, before, window_totals[v].load(), op);
+        has_before = true;
+      }
+      const T scanned = warp_inclusive_scan(own, op);
+      const T in_window = detail::shfl_idx(scanned, position > 0 ? position - 1 : 0);
+      if (position == window_tiles - 1) {
+        const T window_total = detail::shfl_idx(scanned, window_tiles - 1);  // every lane shuffles
+        if (lane == 0) publish_window_prefix(window + 1, tile_state_detail::then(has_before, before, window_total, op));
+      }
+      prefix = position > 0 ? tile_state_detail::then(has_before, before, in_window, op) : before;
+    }
+    return true;
+  }
+
  private:
   static __device__ void clear(std::uint64_t* slots, std::int64_t index) {
 #pragma unroll
