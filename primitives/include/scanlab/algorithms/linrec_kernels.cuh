@@ -670,16 +670,17 @@ struct linrec_agent {
   __device__ void prefetch(std::int64_t) {}
 
   __device__ void begin(std::int64_t first, std::int64_t stride) {
-    if (stride == 0) return;
+    if (stride == 0) return;  // tickets
 #pragma unroll
     for (int i = 0; i < B - 1; ++i) stage(first + i * stride, i);
 #pragma unroll
     for (int k = 0; k < Policy::l2_ahead; ++k) prefetch_l2(first + (B - 1 + k) * stride);
   }
 
-  __device__ void start(std::int64_t tile, int step, std::int64_t stride) {
+  template <bool Ahead, bool Prefetched>
+  __device__ void start(std::int64_t tile, int step, std::int64_t) {
     const int buf = step % B;
-    if (stride > 0) {
+    if constexpr (Ahead) {
       take<in_flight>(tile, buf);
     } else {
       stage(tile, buf);

@@ -439,9 +439,10 @@ struct partition_agent {
   __device__ void begin(std::int64_t, std::int64_t) {}
   __device__ void advance(std::int64_t, int, std::int64_t) {}
 
-  __device__ void start(std::int64_t tile, int step, std::int64_t stride) {
+  template <bool Ahead, bool Prefetched>
+  __device__ void start(std::int64_t tile, int, std::int64_t) {
     current_tile = tile;
-    if (stride > 0 && step > 0) {
+    if constexpr (Prefetched) {
 #pragma unroll
       for (int v = 0; v < S; ++v) {
 #pragma unroll

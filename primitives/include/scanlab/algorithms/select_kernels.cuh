@@ -480,8 +480,9 @@ struct select_agent {
   __device__ void begin(std::int64_t, std::int64_t) {}
   __device__ void advance(std::int64_t, int, std::int64_t) {}
 
-  __device__ void start(std::int64_t tile, int step, std::int64_t stride) {
-    if (Policy::prefetch && stride > 0 && step > 0) {
+  template <bool Ahead, bool Prefetched>
+  __device__ void start(std::int64_t tile, int, std::int64_t) {
+    if constexpr (Prefetched && Policy::prefetch) {
       x = next;
     } else {
       load(x, tile);

@@ -301,13 +301,10 @@ struct scan_agent {
 
   // The tile's items (loaded ahead by prefetch() when the block's next tile was known),
   // scanned locally.
-  __device__ void start(std::int64_t tile, int step, std::int64_t stride) {
-    if constexpr (Policy::prefetch) {
-      if (stride > 0 && step > 0) {
-        copy(next, x);
-      } else {
-        load(x, tile);
-      }
+  template <bool Ahead, bool Prefetched>
+  __device__ void start(std::int64_t tile, int, std::int64_t) {
+    if constexpr (Prefetched && Policy::prefetch) {
+      copy(next, x);
     } else {
       load(x, tile);
     }

@@ -62,9 +62,12 @@
 //   static constexpr int park_buffers; 0, 1 or 2 (above)
 //   static constexpr bool early_look_back;
 //   op()                              the combining operator of the values
-//   start(tile, step, stride)         the local step (contains a block barrier); stride: the
-//                                     distance to the block's next tile, 0 if not known
-//                                     (tickets); afterwards aggregate_of(k) on every thread
+//   start<Ahead, Prefetched>(tile, step, stride)
+//                                     the local step (contains a block barrier); Ahead: the
+//                                     block's tiles are known in advance, stride apart (not in
+//                                     tickets mode: stride 0); Prefetched: prefetch(tile) ran
+//                                     in the block's previous step; afterwards aggregate_of(k)
+//                                     on every thread
 //   aggregate_of(k)
 //   prefetch(tile)                    the block's next tile, known ahead (not in tickets mode)
 //   park(step)                        the current tile into its parking place
@@ -179,7 +182,7 @@ class single_pass {
       }
       if (tile >= num_tiles) return;
       w_.begin(tile, stride);
-      round_one(start(tile, step, stride));
+      round_one(start<true, false>(tile, step, stride));
       w_.advance(tile, step, stride);
       tile += stride;
       ++step;
@@ -194,7 +197,7 @@ class single_pass {
       if constexpr (Worker::early_look_back) {
         if (has_parked) look_back(parked);
       }
-      const parked_tile current = start(tile, step, stride);
+      const parked_tile current = start<!Tickets, !Tickets>(tile, step, stride);
       if constexpr (Worker::park_buffers == 2) w_.park(step);
       if constexpr (!Worker::early_look_back) {
         if (has_parked) look_back(parked);
@@ -226,9 +229,12 @@ class single_pass {
   }
 
   // The worker's local step; thread 0 publishes the aggregates; the block's next tile, if
-  // known, is requested.
+  // known, is requested. Ahead: the block's tiles are known in advance (not tickets);
+  // Prefetched: prefetch(tile) ran in the block's previous step. Both compile-time, so a
+  // worker's step holds only the loads it uses.
+  template <bool Ahead, bool Prefetched>
   __device__ parked_tile start(std::int64_t tile, int step, std::int64_t stride) {
-    w_.start(tile, step, stride);
+    w_.template start<Ahead, Prefetched>(tile, step, stride);
     parked_tile current{tile, step, {}};
 #pragma unroll
     for (int k = 0; k < K; ++k) current.aggregate[k] = w_.aggregate_of(k);
@@ -236,7 +242,7 @@ class single_pass {
 #pragma unroll
       for (int k = 0; k < K; ++k) p_.state[k].publish_aggregate(tile, current.aggregate[k]);
     }
-    if (stride > 0 && tile + stride < p_.num_tiles) w_.prefetch(tile + stride);
+    if (Ahead && tile + stride < p_.num_tiles) w_.prefetch(tile + stride);
     return current;
   }
 
