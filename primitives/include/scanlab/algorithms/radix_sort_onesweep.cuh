@@ -49,6 +49,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace scanlab::radix_sort_detail {
 
@@ -113,7 +114,8 @@ template <int KeyBytes, int ValueBytes>
 using onesweep_storage_for =
     onesweep_storage<onesweep_policy<KeyBytes, ValueBytes>::block_threads, onesweep_policy<KeyBytes, ValueBytes>::tile_items,
                      typename unsigned_of_size<KeyBytes>::type,
-                     std::conditional_t<ValueBytes == 0, keys_only, typename unsigned_of_size<ValueBytes>::type>>;
+                     typename std::conditional_t<ValueBytes == 0, std::type_identity<keys_only>,
+                                                 unsigned_of_size<ValueBytes>>::type>;
 
 // Registers a thread of the pass kernel keeps at least: the sm_90 shape of 384 threads at 3
 // blocks per SM allows 56 (65536 / 1152), which it was measured with.
@@ -149,9 +151,13 @@ struct onesweep_tuning {
   };
 };
 
+// arch::table_fits with the registers the shape needs (56, not the default 64: the sm_90
+// entry of 384 threads at 3 blocks per SM has 56).
 template <int KeyBytes, int ValueBytes>
-inline constexpr bool onesweep_tuning_fits = arch::table_fits<onesweep_tuning<KeyBytes, ValueBytes>>([](auto policy) {
-  return decltype(policy)::type::smem_bytes;
+inline constexpr bool onesweep_tuning_fits = arch::all_families([](auto family) {
+  using P = arch::policy_for<onesweep_tuning<KeyBytes, ValueBytes>, decltype(family)::value>;
+  return arch::fits(decltype(family)::value, P::block_threads, P::min_blocks_per_sm, P::smem_bytes,
+                    onesweep_min_registers);
 });
 // Every shape the default sorts use (keys 1 to 8 bytes, values 4 or 8 bytes) fits every
 // family with its min_blocks_per_sm; and the sm_90 entry is exactly the measured policy.
@@ -303,10 +309,20 @@ __device__ __forceinline__ unsigned digit_peers(unsigned digit) {
   }
 }
 
+// The blocks per SM the pass kernel's __launch_bounds__ promises: the policy's, but no more
+// than the compiled family's threads per SM hold. The default table's entries already fit;
+// this keeps a user's policy derived from radix_sort_policy (3 blocks of 384 threads) from
+// promising Turing 1152 threads of 1024, which ptxas would only warn about and ignore.
+template <class Policy>
+inline constexpr int onesweep_launch_blocks = [] {
+  const int hold = arch::limits_of(arch::compiled_family).threads_per_sm / Policy::block_threads;
+  return Policy::min_blocks_per_sm < hold ? Policy::min_blocks_per_sm : (hold > 1 ? hold : 1);
+}();
+
 // Tuning: onesweep_tuning (the default table) or one user policy (arch::active_policy).
 template <class Tuning, class Bits, bool IsFloat, class Value>
 __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
-                                  arch::active_policy<Tuning>::min_blocks_per_sm)
+                                  onesweep_launch_blocks<arch::active_policy<Tuning>>)
     onesweep_pass_kernel(const onesweep_pass_params<Bits, IsFloat, Value> p) {
   using Policy = arch::active_policy<Tuning>;
   constexpr onesweep_ranking Ranking = Policy::ranking;
