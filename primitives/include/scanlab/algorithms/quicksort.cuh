@@ -61,8 +61,10 @@
 //     that whoever knows the seed can predict; the level budget still bounds the cost).
 //   * In place allowed: d_keys_out == d_keys_in (and d_values_out == d_values_in).
 //   * Two-phase temp storage (as CUB): n keys (+ n values), plus the bucket counts, the plan
-//     entries and the segment and leaf lists: about 0.55 bytes per key for four-byte keys
-//     (1 byte for pairs or eight-byte keys). Any alignment.
+//     entries and the segment and leaf lists: about 1 byte per key for four-byte keys
+//     (1.9 for pairs or eight-byte keys, 3.7 for eight-byte pairs). That covers Turing's
+//     smaller leaf (twice the segments and leaves); the plan of the H100's leaf alone is
+//     0.55 (1, 2) bytes per key: the size query does not ask which GPU runs. Any alignment.
 //   * NOT asynchronous: the host reads each level's totals to size the next level, so the
 //     call synchronises `stream` once per partition level (about log32(n / leaf size)
 //     times; never for n <= the leaf size). Returns the first failing CUDA status; never throws.
