@@ -576,10 +576,15 @@ template <class K, class V, class Comp>
   // means more segments and leaves, so Turing's plan is the largest. Segments and tiles are
   // numbered by 32-bit grids and maps (about 8.8e12 four-byte keys): refused on every GPU
   // where some family's plan would overflow them.
+  // (Two plans in practice: families with the capacity of the one before are skipped.)
   std::size_t needed = 0;
   bool numbered = true;
+  std::int64_t previous = 0;
   static_cast<void>(arch::all_families([&](auto family) {
-    const plan_sizes<K, V> plan(n, options.leaf_items, leaf_capacity_for<K, V, decltype(family)::value>());
+    const std::int64_t capacity = leaf_capacity_for<K, V, decltype(family)::value>();
+    if (capacity == previous) return true;
+    previous = capacity;
+    const plan_sizes<K, V> plan(n, options.leaf_items, capacity);
     needed = std::max(needed, plan.total);
     numbered = numbered && plan.max_segments < INT32_MAX && plan.max_tiles < INT32_MAX;
     return true;
