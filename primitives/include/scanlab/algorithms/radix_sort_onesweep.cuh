@@ -88,8 +88,9 @@ struct onesweep_policy {
   static constexpr int histogram_blocks_per_sm = 1;
 };
 
-// The pass kernel's shared memory for a policy's shape (one block: static, about 43 KB for
-// the 4-byte key shape, 38 KB for pairs, 34 KB for the 8-byte shapes).
+// The pass kernel's shared memory for a policy's shape (one block, static: 43.6 KB for the
+// 4-byte key shape, 39 KB for pairs with 4-byte values, 34.9 KB for the 8-byte shapes, 21.7
+// and 29 KB for 1- and 2-byte keys).
 template <int Threads, int TileItems, class Bits, class Value>
 struct onesweep_storage {
   using scan_t = block_scan<std::uint32_t, Threads>;
@@ -126,10 +127,11 @@ inline constexpr int onesweep_min_registers = 56;
 // that the family holds (threads, blocks, shared memory and registers: arch::fits).
 // __launch_bounds__ then never promises what the SM cannot hold (ptxas would warn and
 // ignore it, as it did on sm_75 for 2 or 3 blocks of 384 threads: Turing holds 1024
-// threads and 64 KB per SM). Resulting min_blocks_per_sm (keys / 4-byte pairs / 8-byte):
-//   90, 100, 80:   3 / 2 / 3 (the measured values)
-//   86, 89, 120:   2 / 2 / 2 (100 KB per SM holds two 43 KB or 34 KB blocks, not three)
-//   75:            1 / 1 / 1 (64 KB per SM holds one)
+// threads and 64 KB per SM). Resulting min_blocks_per_sm (4-byte keys / pairs with 4-byte
+// values / 8-byte keys or values / 1- and 2-byte keys alone):
+//   90, 100, 80:   3 / 2 / 3 / 3 (the sm_90 values)
+//   86, 89, 120:   2 / 2 / 2 / 3 (100 KB per SM holds two 43 KB or 35 KB blocks, not three)
+//   75:            1 / 1 / 1 / 2 (64 KB per SM holds one; 1024 threads two of 384)
 template <int KeyBytes, int ValueBytes, int Family>
 struct onesweep_family_policy : onesweep_policy<KeyBytes, ValueBytes> {
   using base = onesweep_policy<KeyBytes, ValueBytes>;
