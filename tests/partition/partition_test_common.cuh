@@ -472,11 +472,16 @@ void quicksort_test(bool pairs) {
   }
 }
 
-// The leaf capacity of the default sort of T (keys alone or with uint32 values).
+// The leaf capacity of the default sort of T (keys alone or with uint32 values) on this
+// device: the family of the code the driver runs (a compute_75 build sorts Turing's leaves
+// also on an H100).
 template <class T>
 std::int64_t leaf_of(bool pairs) {
-  return pairs ? scanlab::quicksort_detail::leaf_capacity<T, std::uint32_t>()
-               : scanlab::quicksort_detail::leaf_capacity<T, scanlab::quicksort_detail::no_value>();
+  std::int64_t capacity = 0;
+  const cudaError_t status = pairs ? scanlab::quicksort_detail::device_leaf_capacity<T, std::uint32_t>(capacity)
+                                   : scanlab::quicksort_detail::device_leaf_capacity<T>(capacity);
+  EXPECT_EQ(status, cudaSuccess) << cudaGetErrorString(status);
+  return capacity;
 }
 
 // The merge-sort fallback (what finishes the segments left past the level budget), forced by

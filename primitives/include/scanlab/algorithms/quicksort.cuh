@@ -61,8 +61,10 @@
 //     that whoever knows the seed can predict; the level budget still bounds the cost).
 //   * In place allowed: d_keys_out == d_keys_in (and d_values_out == d_values_in).
 //   * Two-phase temp storage (as CUB): n keys (+ n values), plus the bucket counts, the plan
-//     entries and the segment and leaf lists: about 0.55 bytes per key for four-byte keys
-//     (1 byte for pairs or eight-byte keys). Any alignment.
+//     entries and the segment and leaf lists: about 1 byte per key for four-byte keys
+//     (1.9 for pairs or eight-byte keys, 3.7 for eight-byte pairs). That covers Turing's
+//     smaller leaf (twice the segments and leaves); the plan of the H100's leaf alone is
+//     0.55 (1, 2) bytes per key: the size query does not ask which GPU runs. Any alignment.
 //   * NOT asynchronous: the host reads each level's totals to size the next level, so the
 //     call synchronises `stream` once per partition level (about log32(n / leaf size)
 //     times; never for n <= the leaf size). Returns the first failing CUDA status; never throws.
@@ -124,27 +126,29 @@ struct quicksort_options {
 
 namespace quicksort_detail {
 
-// The largest leaf a block sorts: a power of two whose keys (and values) fit in 64 KB of
-// shared memory (16384 four-byte keys, 8192 eight-byte keys or four-byte pairs).
-template <class K, class V>
+// The largest leaf a block sorts on family `Family` (quicksort_kernels.cuh: leaf_capacity_for;
+// the default, Hopper's, is the largest of every family: 16384 four-byte keys, 8192
+// eight-byte keys or four-byte pairs; Turing's is half of it).
+template <class K, class V, int Family = 90>
 constexpr int leaf_capacity() {
-  constexpr std::size_t item = sizeof(K) + (std::is_same_v<V, no_value> ? 0 : sizeof(V));
-  int capacity = 1;
-  while (static_cast<std::size_t>(capacity) * 2 * item <= 64 * 1024 && capacity < 16384) capacity *= 2;
-  return capacity;
+  return leaf_capacity_for<K, V, Family>();
+}
+static_assert(leaf_tuning_fits<std::uint32_t, no_value> && leaf_tuning_fits<std::uint64_t, no_value> &&
+                  leaf_tuning_fits<std::uint32_t, std::uint32_t> && leaf_tuning_fits<std::uint64_t, std::uint64_t>,
+              "a leaf does not fit some architecture's shared memory");
+
+// The leaf capacity of keys K (and values V) on the current device: the family of the code
+// the driver runs for this translation unit's kernels (tests place sizes around it).
+template <class K, class V = no_value>
+[[nodiscard]] cudaError_t device_leaf_capacity(std::int64_t& capacity) {
+  return detail::with_policy<detail::arch_probe_kernel<>, leaf_tuning<K, V>>([&](auto policy) {
+    capacity = decltype(policy)::type::capacity;
+    return cudaSuccess;
+  });
 }
 inline constexpr int small_leaf = static_cast<int>(leaf_class_bound(0));
 inline constexpr int leaf_threads = 512;
 inline constexpr int small_leaf_threads = 256;
-
-// The merge tile of the fallback merge sort: runs start as chunks of the leaf capacity (a
-// power of two), so a tile of at most that many keys never straddles two pairs of runs.
-template <class K, class V>
-constexpr int merge_tile() {
-  constexpr int capacity = leaf_capacity<K, V>();
-  static_assert(capacity >= 256, "keys and values this large leave the merge tile less than a warp of threads");
-  return capacity < 1024 ? capacity : 1024;
-}
 
 // The default level budget: twice the levels a sort of n keys takes with even splits
 // (ceil(log32(n / leaf))), plus two. Random keys take that many levels, or one more for the
@@ -170,7 +174,8 @@ inline std::uint64_t fresh_seed(const void* temp) {
   return mix64(mix64(steady + call * 0x9e3779b97f4a7c15ull) ^ mix64(wall ^ places));
 }
 
-// Sizes of everything the driver keeps in temp storage, for n elements.
+// Sizes of everything the driver keeps in temp storage, for n elements and a leaf capacity
+// `cap` (the family's that runs; the sizing call takes the largest total over the families).
 template <class K, class V>
 struct plan_sizes {
   static constexpr bool has_values = !std::is_same_v<V, no_value>;
@@ -187,8 +192,7 @@ struct plan_sizes {
   std::size_t segments[2] = {}, pivots = 0, tile_segment = 0, counts = 0, bucket_starts = 0, runs = 0, leaves = 0,
               plan = 0, totals = 0, scan = 0;
 
-  plan_sizes(std::int64_t n, std::int64_t leaf_items) {
-    const std::int64_t cap = leaf_capacity<K, V>();
+  plan_sizes(std::int64_t n, std::int64_t leaf_items, std::int64_t cap) {
     leaf = leaf_items <= 0 || leaf_items > cap ? cap : (leaf_items < 2 ? 2 : leaf_items);
     // A level's segments are numbered in 32 bits (the tile -> segment map): a leaf hook that
     // small for that large an n is raised (sort_direct refuses n where even the capacity is).
@@ -235,7 +239,8 @@ struct plan_sizes {
   }
 };
 
-template <class K, class V, class Comp>
+// Leaf: the leaf_policy (quicksort_kernels.cuh) of the family the leaf kernel runs.
+template <class K, class V, class Comp, class Leaf>
 class driver {
   static constexpr bool has_values = !std::is_same_v<V, no_value>;
   using sizes_t = plan_sizes<K, V>;
@@ -451,8 +456,8 @@ class driver {
   }
 
   [[nodiscard]] cudaError_t merge_remaining_planned(int current, std::int64_t num_segments, int source) {
-    constexpr std::int64_t chunk = leaf_capacity<K, V>();
-    constexpr int tile = merge_tile<K, V>();
+    constexpr std::int64_t chunk = Leaf::capacity;
+    constexpr int tile = Leaf::merge_tile;
     static_assert(sizeof(merge_segment) == sizeof(level_segment), "a pass's list reuses a level's segment list");
     std::vector<level_segment> segments(static_cast<std::size_t>(num_segments));
     SCANLAB_TRY(cudaMemcpyAsync(segments.data(), segments_[current], segments.size() * sizeof(level_segment),
@@ -566,14 +571,37 @@ template <class K, class V, class Comp>
                                       const V* values_in, V* values_out, std::int64_t n, Comp comp,
                                       cudaStream_t stream, quicksort_options options) {
   if (n < 0) return cudaErrorInvalidValue;
-  const plan_sizes<K, V> sizes(n, options.leaf_items);
-  // Segments and tiles are numbered by 32-bit grids and maps: about 8.8e12 four-byte keys.
-  if (sizes.max_segments >= INT32_MAX || sizes.max_tiles >= INT32_MAX) return cudaErrorInvalidValue;
-  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, sizes.total)) return *answer;
+  // Temp storage for whichever leaf capacity runs (the device is not asked here: the sizing
+  // call answers the same on every GPU): the largest plan over the families. A smaller leaf
+  // means more segments and leaves, so Turing's plan is the largest. Segments and tiles are
+  // numbered by 32-bit grids and maps (about 8.8e12 four-byte keys): refused on every GPU
+  // where some family's plan would overflow them.
+  // (Two plans in practice: families with the capacity of the one before are skipped.)
+  std::size_t needed = 0;
+  bool numbered = true;
+  std::int64_t previous = 0;
+  static_cast<void>(arch::all_families([&](auto family) {
+    const std::int64_t capacity = leaf_capacity_for<K, V, decltype(family)::value>();
+    if (capacity == previous) return true;
+    previous = capacity;
+    const plan_sizes<K, V> plan(n, options.leaf_items, capacity);
+    needed = std::max(needed, plan.total);
+    numbered = numbered && plan.max_segments < INT32_MAX && plan.max_tiles < INT32_MAX;
+    return true;
+  }));
+  if (!numbered) return cudaErrorInvalidValue;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, needed)) return *answer;
   if (n == 0) return cudaSuccess;
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-  driver<K, V, Comp> d(base, sizes, keys_in, keys_out, values_in, values_out, n, comp, options, stream);
-  return d.run();
+  // The leaf capacity of the family whose code the driver runs for the leaf kernel (both leaf
+  // kernels and the level kernels are in this translation unit: the same family).
+  return detail::with_policy<leaf_merge_sort_kernel<K, V, Comp>, leaf_tuning<K, V>>([&](auto policy) -> cudaError_t {
+    using leaf = typename decltype(policy)::type;
+    const plan_sizes<K, V> sizes(n, options.leaf_items, leaf::capacity);
+    if (sizes.total > needed) return cudaErrorInvalidValue;  // cannot happen: needed is the largest
+    driver<K, V, Comp, leaf> d(base, sizes, keys_in, keys_out, values_in, values_out, n, comp, options, stream);
+    return d.run();
+  });
 }
 
 // Floats under the default order: mapped into d_keys_out as ordered unsigned integers

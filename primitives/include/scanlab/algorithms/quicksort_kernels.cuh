@@ -4,6 +4,7 @@
 #pragma once
 
 #include <scanlab/algorithms/partition_kernels.cuh>
+#include <scanlab/arch.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/mix64.hpp>
@@ -17,6 +18,15 @@ namespace scanlab::quicksort_detail {
 
 using partition_detail::no_value;
 using partition_detail::raw_array;
+
+// A block of `Threads` threads with `Smem` bytes of static shared memory runs on every
+// architecture family (scanlab/arch.cuh), one block per SM at least. The partition-level
+// kernels have one shape on every GPU (their static shared memory is at most about 40 KB),
+// so each checks it for every family in every build: an H100 running older PTX has the
+// larger limits and would not notice an overflow.
+template <int Threads, std::size_t Smem>
+inline constexpr bool fits_every_family =
+    arch::all_families([](auto family) { return arch::fits(decltype(family)::value, Threads, 1, Smem); });
 
 // One value written by the device, from a kernel argument: the first level's segment or
 // the one leaf of a short input, without a copy from a variable on the host's stack (which
@@ -171,6 +181,8 @@ __global__ void __launch_bounds__(Tuning::threads)
   constexpr int warps = Tuning::threads / 32;
   __shared__ K pivots[pivot_count];
   __shared__ int histogram[warps][buckets + 1];  // per warp; column `buckets`: past the end
+  static_assert(fits_every_family<Tuning::threads, sizeof(pivots) + sizeof(histogram) + 64>,
+                "the bucket count kernel's shared memory does not fit some architecture");
   const std::int64_t tile = blockIdx.x;
   const std::int32_t s = p.tile_segment[tile];
   const level_segment seg = p.segments[s];
@@ -243,6 +255,11 @@ __global__ void __launch_bounds__(Tuning::threads)
   __shared__ raw_array<K, Tuning::tile_items> staged_keys;
   __shared__ raw_array<V, has_values ? Tuning::tile_items : 1> staged_values;
   __shared__ unsigned char staged_buckets[Tuning::tile_items];
+  // + 64: alignment between the arrays.
+  static_assert(fits_every_family<threads, sizeof(pivots) + sizeof(run_base) + sizeof(warp_counts) +
+                                               sizeof(scan_storage) + sizeof(staged_keys) + sizeof(staged_values) +
+                                               sizeof(staged_buckets) + 64>,
+                "the bucket scatter kernel's shared memory does not fit some architecture");
 
   const std::int64_t tile = blockIdx.x;
   const std::int32_t s = p.tile_segment[tile];
@@ -391,6 +408,53 @@ constexpr std::size_t leaf_smem_bytes(int capacity) {
   return has_values ? keys + static_cast<std::size_t>(leaf_padded(capacity)) * sizeof(V) : keys;
 }
 
+// ---- the leaf capacity, per architecture family ----
+//
+// The largest leaf one block sorts. On Hopper (where it was measured): a power of two up to
+// 16384 whose keys (and values) take at most 64 KB, i.e. 16384 four-byte keys, 8192
+// eight-byte keys or four-byte pairs; with the merge sort's padding (one slot per 32 items)
+// such a leaf needs about 66 KB of dynamic shared memory (67,600 bytes for 16384 uint32).
+// That fits every family from 8.0 on (99 KB per block and more): they sort the same leaves.
+// Turing allows 64 KB per block: there the capacity is halved until the padded leaf fits
+// (8192 four-byte keys, 33 KB; 4096 eight-byte keys or pairs).
+template <class K, class V, int Family>
+constexpr int leaf_capacity_for() {
+  constexpr std::size_t item = sizeof(K) + (std::is_same_v<V, no_value> ? 0 : sizeof(V));
+  int capacity = 1;
+  while (static_cast<std::size_t>(capacity) * 2 * item <= 64 * 1024 && capacity < 16384) capacity *= 2;
+  while (capacity > 1 && leaf_smem_bytes<K, V>(capacity) > arch::limits_of(Family).smem_per_block) capacity /= 2;
+  return capacity;
+}
+
+// One family's leaf shape: the capacity, the merge sort's block for it (merge_items per
+// thread, whole warps: 1024 threads for 16384 keys), its dynamic shared memory, and the
+// merge tile of the fallback merge sort (runs start as chunks of the capacity, a power of
+// two, so a tile of at most that many keys never straddles two pairs of runs).
+template <class K, class V, int Capacity>
+struct leaf_policy {
+  static constexpr int capacity = Capacity;
+  static constexpr int block_threads = (Capacity + 16 * 32 - 1) / (16 * 32) * 32;  // 16 = merge_items
+  static constexpr int min_blocks_per_sm = 1;
+  static constexpr std::size_t smem_bytes = leaf_smem_bytes<K, V>(Capacity);
+  static constexpr int merge_tile = Capacity < 1024 ? Capacity : 1024;
+  static_assert(Capacity >= 256, "keys and values this large leave the merge tile less than a warp of threads");
+};
+
+// The leaf tuning table (scanlab/arch.cuh): the host takes the entry of the family whose
+// code the driver runs for leaf_merge_sort_kernel (detail::with_policy); temp storage is
+// sized for the smallest capacity over the families (the most segments and leaves).
+template <class K, class V>
+struct leaf_tuning {
+  template <int Family>
+  struct at {
+    using type = leaf_policy<K, V, leaf_capacity_for<K, V, Family>()>;
+  };
+};
+
+template <class K, class V>
+inline constexpr bool leaf_tuning_fits =
+    arch::table_fits<leaf_tuning<K, V>>([](auto policy) { return decltype(policy)::type::smem_bytes; });
+
 // One block per segment: the segment into shared memory, a bitonic sorting network, back to
 // the output. The network is the form whose every comparator puts the smaller element at the
 // lower index (each merge starts by comparing mirrored positions), so the segment can be
@@ -497,6 +561,11 @@ __global__ void __launch_bounds__(1024)
     leaf_merge_sort_kernel(const __grid_constant__ leaf_params<K, V> p, Comp comp) {
   constexpr bool has_values = !std::is_same_v<V, no_value>;
   constexpr int I = merge_items;
+  static_assert(I == 16, "leaf_policy::block_threads assumes 16 items per thread");
+  // The host never asks for more than the leaf of the family compiled here (leaf_tuning).
+  static_assert(arch::fits_block(arch::compiled_family, arch::active_policy<leaf_tuning<K, V>>::block_threads,
+                                 arch::active_policy<leaf_tuning<K, V>>::smem_bytes),
+                "the leaf does not fit this architecture's shared memory");
   extern __shared__ __align__(16) unsigned char smem[];
   const leaf_desc leaf = p.leaves[blockIdx.x];
   const int m = static_cast<int>(leaf.size);
@@ -651,6 +720,8 @@ __global__ void __launch_bounds__(Tile / merge_pass_items)
   __shared__ raw_array<K, Tile> keys;
   __shared__ raw_array<V, has_values ? Tile : 1> values;
   __shared__ std::int64_t a_bounds[2];  // A-items before the tile's first output and up to its end
+  static_assert(fits_every_family<threads, sizeof(keys) + sizeof(values) + sizeof(a_bounds) + 64>,
+                "the merge pass kernel's shared memory does not fit some architecture");
   for (std::int64_t tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
     std::int64_t lo = 0, hi = p.num_segments - 1;  // the last segment whose first tile <= tile
     while (lo < hi) {

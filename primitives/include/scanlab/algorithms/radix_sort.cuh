@@ -108,9 +108,13 @@ template <class Policy, class Bits, bool IsFloat, class Value>
 // ---- tuning (optional: scanlab/tuning.hpp) -------------------------------------------------
 
 // The onesweep kernels' tuning, given as the first template argument of every sort below
-// (radix_sort_keys<my_policy>(...)). Left out (default_policy), radix_sort_policy<key bytes,
-// value bytes> is used (the sm_90 measurements in radix_sort_onesweep.cuh). To change a knob,
-// derive from the default and redefine it, e.g. the warp multi-split's ranking:
+// (radix_sort_keys<my_policy>(...)). Left out (default_policy), a per-architecture table runs
+// (onesweep_tuning in radix_sort_onesweep.cuh): radix_sort_policy<key bytes, value bytes>
+// (the sm_90 measurements) with, on each family, the most blocks per SM up to its
+// min_blocks_per_sm that the family holds (1 on Turing). A policy given here is one policy
+// for every GPU (its min_blocks_per_sm capped, in the kernel's __launch_bounds__, at what
+// the compiled family's threads per SM hold). To change a knob, derive from the default and
+// redefine it, e.g. the warp multi-split's ranking:
 //   struct match_ranking : scanlab::radix_sort_policy<4> {
 //     static constexpr auto ranking = scanlab::radix_sort_ranking::match;
 //   };

@@ -49,6 +49,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace scanlab::radix_sort_detail {
 
@@ -86,6 +87,93 @@ struct onesweep_policy {
   static constexpr int histogram_items = 16;
   static constexpr int histogram_blocks_per_sm = 1;
 };
+
+// The pass kernel's shared memory for a policy's shape (one block, static: 43.6 KB for the
+// 4-byte key shape, 39 KB for pairs with 4-byte values, 34.9 KB for the 8-byte shapes, 21.7
+// and 29 KB for 1- and 2-byte keys).
+template <int Threads, int TileItems, class Bits, class Value>
+struct onesweep_storage {
+  using scan_t = block_scan<std::uint32_t, Threads>;
+  // Per warp and digit: first the warp's count of the digit; then where the warp's keys of
+  // the digit start inside the tile, advanced by the ranking as it hands out ranks.
+  std::uint32_t warp_offsets[Threads / 32][radix];
+  // Where the tile's keys of each digit go: out[global_base + tile position]; 32-bit
+  // when every position of the sort fits 31 bits (fewer instructions per key).
+  union {
+    std::int64_t wide[radix];
+    std::int32_t narrow[radix];
+  } global_base;
+  union {
+    Bits keys[TileItems];
+    Value values[TileItems];
+  } exchange;
+  typename scan_t::temp_storage scan;
+  std::int64_t tile;
+};
+
+template <int KeyBytes, int ValueBytes>
+using onesweep_storage_for =
+    onesweep_storage<onesweep_policy<KeyBytes, ValueBytes>::block_threads, onesweep_policy<KeyBytes, ValueBytes>::tile_items,
+                     typename unsigned_of_size<KeyBytes>::type,
+                     typename std::conditional_t<ValueBytes == 0, std::type_identity<keys_only>,
+                                                 unsigned_of_size<ValueBytes>>::type>;
+
+// Registers a thread of the pass kernel keeps at least: the sm_90 shape of 384 threads at 3
+// blocks per SM allows 56 (65536 / 1152), which it was measured with.
+inline constexpr int onesweep_min_registers = 56;
+
+// Family `Family`'s entry of the default table: the sm_90 shape (the same threads, items,
+// tile and ranking everywhere), with the most resident blocks per SM, at most sm_90's,
+// that the family holds (threads, blocks, shared memory and registers: arch::fits).
+// __launch_bounds__ then never promises what the SM cannot hold (ptxas would warn and
+// ignore it, as it did on sm_75 for 2 or 3 blocks of 384 threads: Turing holds 1024
+// threads and 64 KB per SM). Resulting min_blocks_per_sm (4-byte keys / pairs with 4-byte
+// values / 8-byte keys or values / 1- and 2-byte keys alone):
+//   90, 100, 80:   3 / 2 / 3 / 3 (the sm_90 values)
+//   86, 89, 120:   2 / 2 / 2 / 3 (100 KB per SM holds two 43 KB or 35 KB blocks, not three)
+//   75:            1 / 1 / 1 / 2 (64 KB per SM holds one; 1024 threads two of 384)
+template <int KeyBytes, int ValueBytes, int Family>
+struct onesweep_family_policy : onesweep_policy<KeyBytes, ValueBytes> {
+  using base = onesweep_policy<KeyBytes, ValueBytes>;
+  static constexpr std::size_t smem_bytes = sizeof(onesweep_storage_for<KeyBytes, ValueBytes>);
+  static constexpr int min_blocks_per_sm = [] {
+    int blocks = base::min_blocks_per_sm;
+    while (blocks > 1 && !arch::fits(Family, base::block_threads, blocks, smem_bytes, onesweep_min_registers)) --blocks;
+    return blocks;
+  }();
+};
+
+// The default tuning table of the onesweep passes (scanlab/arch.cuh). A user's policy (one
+// for every GPU, e.g. derived from radix_sort_policy) is used as given.
+template <int KeyBytes, int ValueBytes = 0>
+struct onesweep_tuning {
+  template <int Family>
+  struct at {
+    using type = onesweep_family_policy<KeyBytes, ValueBytes, Family>;
+  };
+};
+
+// arch::table_fits with the registers the shape needs (56, not the default 64: the sm_90
+// entry of 384 threads at 3 blocks per SM has 56).
+template <int KeyBytes, int ValueBytes>
+inline constexpr bool onesweep_tuning_fits = arch::all_families([](auto family) {
+  using P = arch::policy_for<onesweep_tuning<KeyBytes, ValueBytes>, decltype(family)::value>;
+  return arch::fits(decltype(family)::value, P::block_threads, P::min_blocks_per_sm, P::smem_bytes,
+                    onesweep_min_registers);
+});
+// Every shape the default sorts use (keys 1 to 8 bytes, values 4 or 8 bytes) fits every
+// family with its min_blocks_per_sm; and the sm_90 entry is exactly the measured policy.
+static_assert(onesweep_tuning_fits<1, 0> && onesweep_tuning_fits<2, 0> && onesweep_tuning_fits<4, 0> &&
+                  onesweep_tuning_fits<8, 0> && onesweep_tuning_fits<4, 4> && onesweep_tuning_fits<4, 8> &&
+                  onesweep_tuning_fits<8, 4> && onesweep_tuning_fits<8, 8> && onesweep_tuning_fits<1, 4> &&
+                  onesweep_tuning_fits<2, 8>,
+              "a radix sort pass shape does not fit some architecture");
+static_assert(onesweep_family_policy<4, 0, 90>::min_blocks_per_sm == onesweep_policy<4, 0>::min_blocks_per_sm &&
+                  onesweep_family_policy<4, 4, 90>::min_blocks_per_sm == onesweep_policy<4, 4>::min_blocks_per_sm &&
+                  onesweep_family_policy<8, 0, 90>::min_blocks_per_sm == onesweep_policy<8, 0>::min_blocks_per_sm &&
+                  onesweep_family_policy<8, 8, 90>::min_blocks_per_sm == onesweep_policy<8, 8>::min_blocks_per_sm &&
+                  onesweep_family_policy<4, 8, 90>::min_blocks_per_sm == onesweep_policy<4, 8>::min_blocks_per_sm,
+              "the sm_90 entries are the measured policy");
 
 // ---- 1. all digit counts, every pass, one read of the keys ----
 
@@ -223,9 +311,23 @@ __device__ __forceinline__ unsigned digit_peers(unsigned digit) {
   }
 }
 
-template <class Policy, onesweep_ranking Ranking, class Bits, bool IsFloat, class Value>
-__global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_sm)
+// The blocks per SM the pass kernel's __launch_bounds__ promises: the policy's, but no more
+// than the compiled family's threads per SM hold. The default table's entries already fit;
+// this keeps a user's policy derived from radix_sort_policy (3 blocks of 384 threads) from
+// promising Turing 1152 threads of 1024, which ptxas would only warn about and ignore.
+template <class Policy>
+inline constexpr int onesweep_launch_blocks = [] {
+  const int hold = arch::limits_of(arch::compiled_family).threads_per_sm / Policy::block_threads;
+  return Policy::min_blocks_per_sm < hold ? Policy::min_blocks_per_sm : (hold > 1 ? hold : 1);
+}();
+
+// Tuning: onesweep_tuning (the default table) or one user policy (arch::active_policy).
+template <class Tuning, class Bits, bool IsFloat, class Value>
+__global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
+                                  onesweep_launch_blocks<arch::active_policy<Tuning>>)
     onesweep_pass_kernel(const onesweep_pass_params<Bits, IsFloat, Value> p) {
+  using Policy = arch::active_policy<Tuning>;
+  constexpr onesweep_ranking Ranking = Policy::ranking;
   constexpr int threads = Policy::block_threads;
   constexpr int items = Policy::items_per_thread;
   constexpr int warps = threads / 32;
@@ -234,24 +336,10 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
   static_assert(threads >= radix && threads % 32 == 0, "one thread per digit, whole warps");
   static_assert(tile_items <= 65536, "tile ranks travel in 16 bits");
   using scan_t = block_scan<std::uint32_t, threads>;
-
-  struct storage_t {
-    // Per warp and digit: first the warp's count of the digit; then where the warp's keys of
-    // the digit start inside the tile, advanced by the ranking as it hands out ranks.
-    std::uint32_t warp_offsets[warps][radix];
-    // Where the tile's keys of each digit go: out[global_base + tile position]; 32-bit
-    // when every position of the sort fits 31 bits (fewer instructions per key).
-    union {
-      std::int64_t wide[radix];
-      std::int32_t narrow[radix];
-    } global_base;
-    union {
-      Bits keys[tile_items];
-      Value values[tile_items];
-    } exchange;
-    typename scan_t::temp_storage scan;
-    std::int64_t tile;
-  };
+  using storage_t = onesweep_storage<threads, tile_items, Bits, Value>;
+  // The hard limits of this architecture (a user policy too: scanlab/arch.cuh).
+  static_assert(arch::fits_block(arch::compiled_family, threads, sizeof(storage_t)),
+                "the pass kernel's tile does not fit this architecture's shared memory");
   __shared__ storage_t s;
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -445,18 +533,17 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::min_blocks_per_
 
 // ---- host side ----
 
-template <class Policy = void, class Bits, bool IsFloat, class Value>
-[[nodiscard]] cudaError_t onesweep_sort(void* d_temp, std::size_t& temp_bytes,
-                                        const sort_request<Bits, IsFloat, Value>& r, cudaStream_t stream) {
-  using policy = std::conditional_t<std::is_void_v<Policy>,
-                                    onesweep_policy<static_cast<int>(sizeof(Bits)),
-                                                    has_values_v<Value> ? static_cast<int>(sizeof(Value)) : 0>,
-                                    Policy>;
+// One sort with policy `policy` (the entry of `Tuning` the pass kernel runs, or the user's
+// policy), its temp storage sized for `max_tiles` tiles (the most of any entry).
+template <class policy, class Tuning, class Bits, bool IsFloat, class Value>
+[[nodiscard]] cudaError_t onesweep_sort_with(void* d_temp, std::size_t& temp_bytes,
+                                             const sort_request<Bits, IsFloat, Value>& r, std::int64_t max_tiles,
+                                             cudaStream_t stream) {
   constexpr bool has_values = has_values_v<Value>;
-  if (r.n < 0) return cudaErrorInvalidValue;
   const std::int64_t n = r.n;
   const int passes = r.plan.passes();
   const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, policy::tile_items);
+  if (num_tiles > max_tiles) return cudaErrorInvalidValue;  // cannot happen: max_tiles is the most
 
   // Temp storage: [alternate keys][final keys, when the caller wants none][alternate values]
   // [cleared: global digit counts | tickets | digit state].
@@ -467,7 +554,7 @@ template <class Policy = void, class Bits, bool IsFloat, class Value>
   Value* alternate_values = has_values ? carve.take<Value>(count) : nullptr;
   const std::size_t bins_bytes = detail::align_up(static_cast<std::size_t>(passes) * radix * sizeof(std::uint64_t));
   const std::size_t tickets_bytes = detail::align_up(static_cast<std::size_t>(passes) * sizeof(unsigned long long));
-  const std::size_t cleared_bytes = bins_bytes + tickets_bytes + digit_state::storage_bytes(num_tiles);
+  const std::size_t cleared_bytes = bins_bytes + tickets_bytes + digit_state::storage_bytes(max_tiles);
   auto* cleared = carve.take<unsigned char>(cleared_bytes);
   if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, carve.bytes())) return *answer;
   if (n == 0) return cudaSuccess;
@@ -518,10 +605,33 @@ template <class Policy = void, class Bits, bool IsFloat, class Value>
         .ticket = tickets + pass};
     // The sorted keys of the last pass are not wanted when the caller asked for none.
     if (pass == passes - 1 && r.keys_out == nullptr) params.keys_out = nullptr;
-    SCANLAB_TRY(detail::launch(onesweep_pass_kernel<policy, policy::ranking, Bits, IsFloat, Value>,
+    SCANLAB_TRY(detail::launch(onesweep_pass_kernel<Tuning, Bits, IsFloat, Value>,
                                static_cast<unsigned>(num_tiles), policy::block_threads, 0, stream, params));
   }
   return cudaSuccess;
+}
+
+// Policy: void (the default table, onesweep_tuning) or a user's policy (every GPU).
+template <class Policy = void, class Bits, bool IsFloat, class Value>
+[[nodiscard]] cudaError_t onesweep_sort(void* d_temp, std::size_t& temp_bytes,
+                                        const sort_request<Bits, IsFloat, Value>& r, cudaStream_t stream) {
+  using tuning = std::conditional_t<std::is_void_v<Policy>,
+                                    onesweep_tuning<static_cast<int>(sizeof(Bits)),
+                                                    has_values_v<Value> ? static_cast<int>(sizeof(Value)) : 0>,
+                                    Policy>;
+  if (r.n < 0) return cudaErrorInvalidValue;
+  // Temp storage for the smallest tile over the table's entries (the most tiles; today every
+  // entry has the sm_90 tile), so that the sizing call does not ask the device.
+  constexpr std::int64_t smallest_tile =
+      -arch::max_over_policies<tuning>([](auto policy) { return -std::int64_t{decltype(policy)::type::tile_items}; });
+  const std::int64_t max_tiles = detail::ceil_div<std::int64_t>(r.n, smallest_tile);
+  if (d_temp == nullptr || r.n == 0) {
+    return onesweep_sort_with<arch::policy_for<tuning, 90>, tuning>(d_temp, temp_bytes, r, max_tiles, stream);
+  }
+  // The run: the entry of the family whose code the driver runs for the pass kernel.
+  return detail::with_policy<onesweep_pass_kernel<tuning, Bits, IsFloat, Value>, tuning>([&](auto policy) {
+    return onesweep_sort_with<typename decltype(policy)::type, tuning>(d_temp, temp_bytes, r, max_tiles, stream);
+  });
 }
 
 }  // namespace scanlab::radix_sort_detail

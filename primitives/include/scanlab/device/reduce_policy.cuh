@@ -1,11 +1,23 @@
 // Tuning of the production reduction (scanlab::reduce and friends).
 #pragma once
 
+#include <scanlab/arch.cuh>
+
+#include <cstddef>
+
 namespace scanlab::detail {
 
 // Tuned for sm_90 (H100: 132 SMs, 2048 threads and 64K registers per SM, 50 MB L2,
-// ~3.0 TB/s of HBM3 read bandwidth in practice). Used on every architecture: the
-// reasoning (bytes in flight, a single resident wave) carries over.
+// ~3.0 TB/s of HBM3 read bandwidth in practice). The same shape runs on every family
+// (scanlab/arch.cuh; checked below, it is not a tuning table): its reasoning is bytes in
+// flight and one resident wave, and both carry over. 2 blocks of 512 threads are 1024
+// threads per SM, which every family holds (Turing exactly), at 64 registers a thread, with
+// under 1 KB of shared memory; they keep 64 KB per SM in flight, against a need of
+// bandwidth x latency / SMs of about 5 KB on a T4 (320 GB/s, 40 SMs), 13 KB on an A100,
+// 5-10 KB on the 8.6/8.9/12.0 cards, 18 KB on the H100 and about 45 KB on a B200 (8 TB/s,
+// 148 SMs: the margin shrinks from three times to one and a half, still no shortfall). The
+// grid stays one resident wave on every GPU (resident_grid sizes it from the occupancy the
+// device reports). Measured on the H100 only; not retuned elsewhere.
 //
 // threads = 512, vectors_per_thread = 4, blocks_per_sm = 2:
 //   A streaming read needs bandwidth x latency bytes in flight: ~3 TB/s x ~0.8 us
@@ -80,12 +92,32 @@ struct reduce_policy_sm90 {
 };
 
 // Segmented reduction: one block per segment. Segments are often short, so a
-// smaller block wastes fewer idle threads; 4 vectors per thread as above.
+// smaller block wastes fewer idle threads; 4 vectors per thread as above. blocks_per_sm is
+// not promised to the compiler (segmented_reduce_kernel is bounded by its threads alone) nor
+// used to size a grid: the SM holds what it holds (8 on 8.0 and 9.0 and newer datacentre
+// parts, 6 on 8.6/8.9/12.0, 4 on Turing). The same shape on every family.
 struct segmented_reduce_policy_sm90 {
   static constexpr int threads = 256;
   static constexpr int vectors_per_thread = 4;
   static constexpr int scalar_items_per_thread = 8;
   static constexpr int blocks_per_sm = 8;
 };
+
+// Shared memory of every reduction kernel: block_reduce's one T per warp (at most 32
+// warps), bounded here for accumulators of up to 128 bytes.
+inline constexpr std::size_t reduce_smem_bound = 32 * 128;
+
+// Every family runs these shapes (arch::fits: threads, blocks and shared memory per SM, at
+// least 64 registers a thread): the grid kernel's 2 blocks of 512 per SM (its
+// __launch_bounds__), the single-block and tile kernels' one block, one segmented block.
+static_assert(arch::all_families([](auto family) {
+                constexpr int f = decltype(family)::value;
+                using P = reduce_policy_sm90;
+                return arch::fits(f, P::threads, P::blocks_per_sm, reduce_smem_bound) &&
+                       arch::fits(f, P::single_block::threads, 1, reduce_smem_bound) &&
+                       arch::fits(f, P::tile::threads, 1, reduce_smem_bound) &&
+                       arch::fits(f, segmented_reduce_policy_sm90::threads, 1, reduce_smem_bound);
+              }),
+              "a reduction shape does not fit some architecture");
 
 }  // namespace scanlab::detail
