@@ -298,7 +298,8 @@ class single_pass {
     if (t.tile == 0) return;
     const tile_state<V>& state = p_.state[k];
     V prefix;
-    if (state.published_prefix(t.tile, t.aggregate[k], w_.op(), s_.window_totals, round_one_windows, prefix)) {
+    if (state.template published_prefix<Worker::block_threads>(t.tile, t.aggregate[k], w_.op(), s_.window_totals,
+                                                                prefix)) {
       if (threadIdx.x == 0) s_.prefix[t.step & 1][k].store(prefix);
     } else if (warp_ == 0) {
       prefix = state.exclusive_prefix(t.tile, t.aggregate[k], w_.op());

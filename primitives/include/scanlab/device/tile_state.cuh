@@ -42,6 +42,7 @@
 #pragma once
 
 #include <scanlab/detail/shuffle.cuh>
+#include <scanlab/functional.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/warp/warp_scan.cuh>
 
@@ -283,24 +284,49 @@ class tile_state {
     }
   }
 
-  // Block-cooperative (every thread of the block): E_t when every aggregate of tiles
+  // Block-cooperative (every thread of a block of BlockThreads): E_t when every aggregate of tiles
   // <= t is already published (after a grid-wide barrier: round one of a cooperative
   // launch), from one round of loads instead of a walk. Each warp reduces some of the
-  // earlier windows with the window tree into `window_totals` (shared memory, `capacity`
+  // earlier windows with the window tree into `window_totals` (shared memory, Capacity
   // slots), warp 0 folds them in order and scans the tile's own window: the same
   // expression as exclusive_prefix, so the same bits. A tile that ends a window publishes
   // the next window's prefix, as the look-back would. The result is on thread 0; returns
-  // false (nothing done) when the tile's window is past `capacity` (look back instead).
+  // false (nothing done) when the tile's window is past Capacity (look back instead).
   // tile >= 1; one __syncthreads inside.
-  template <class Op, class Slot>
-  __device__ bool published_prefix(std::int64_t tile, const T& own_aggregate, Op op, Slot* window_totals, int capacity,
+  //
+  // Counts (unsigned integers under plus: every grouping gives the same value) take a
+  // shorter road: each thread sums the aggregates of some tiles below, then one block-wide
+  // sum; no window cap.
+  template <int BlockThreads, class Op, class Slot, int Capacity>
+  __device__ bool published_prefix(std::int64_t tile, const T& own_aggregate, Op op, Slot (&window_totals)[Capacity],
                                    T& prefix) const {
+    constexpr int warps = BlockThreads / 32;
     const std::int64_t window = tile / window_tiles;
-    if (window > capacity) return false;
     const int position = static_cast<int>(tile % window_tiles);
     const int warp = static_cast<int>(threadIdx.x / 32);
-    const int warps = static_cast<int>(blockDim.x / 32);
-    const int lane = static_cast<int>(detail::scan_lane());
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    if constexpr (std::is_unsigned_v<T> && std::is_same_v<Op, plus>) {
+      static_assert(warps <= Capacity, "one slot per warp");
+      T sum = 0;
+      for (std::int64_t t = threadIdx.x; t < tile; t += BlockThreads) {
+        T count = 0;
+        poll_aggregate(t, count);
+        sum += count;
+      }
+#pragma unroll
+      for (int offset = 16; offset > 0; offset /= 2) sum += detail::shfl_xor(sum, offset);
+      if (lane == 0) window_totals[warp].store(sum);
+      __syncthreads();
+      if (warp == 0) {
+        T total = lane < warps ? window_totals[lane].load() : T(0);
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2) total += detail::shfl_xor(total, offset);
+        prefix = total;
+        if (lane == 0 && position == window_tiles - 1) publish_window_prefix(window + 1, total + own_aggregate);
+      }
+      return true;
+    }
+    if (window > Capacity) return false;
     T own = own_aggregate;
     if (warp == 0 && lane < position) poll_aggregate(window * window_tiles + lane, own);
     // Two windows per warp per round trip.
