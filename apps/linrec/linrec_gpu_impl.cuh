@@ -18,6 +18,7 @@
 #include "common/device_buffer.hpp"
 
 #include <scanlab/algorithms/linrec.cuh>
+#include <scanlab/arch.cuh>
 #include <scanlab/error.hpp>
 
 #include <algorithm>
@@ -32,8 +33,10 @@ namespace scanlab::linrec_app {
 
 namespace detail_gpu {
 
-template <class Policy>
+// A variant by its Hopper shape (a variant is one policy or a table whose family-90 row it names).
+template <class Tuning>
 std::string policy_name() {
+  using Policy = arch::policy_for<Tuning, 90>;
   return "scanlab " + std::to_string(Policy::block_threads) + "x" + std::to_string(Policy::items_per_thread) + ", " +
          std::to_string(Policy::min_blocks_per_sm) + "/SM" + (Policy::prefetch ? ", prefetch" : "");
 }
