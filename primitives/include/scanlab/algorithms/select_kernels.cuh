@@ -257,7 +257,6 @@ struct select_agent {
   static_assert(kind != select_kind::flags || !is_none<FlagIt>, "select_flagged needs flags");
 
   static constexpr int block_threads = Policy::block_threads;
-  static constexpr int warps = block_threads / 32;
   static constexpr int I = Policy::items_per_thread;
   static constexpr int C = Policy::chunk;
   static constexpr int S = I / C;  // slots per thread

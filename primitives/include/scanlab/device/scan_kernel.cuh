@@ -75,10 +75,8 @@ template <class Policy, class InputIt, class OutputIt, class T, class Op>
 struct scan_agent {
   using params_t = scan_params<InputIt, OutputIt, T, Op>;
   using block_scan_t = block_scan<T, Policy::block_threads>;
-  using state_t = device::tile_state<T>;
 
   static constexpr int block_threads = Policy::block_threads;
-  static constexpr int warps = block_threads / 32;
   static constexpr int C = device::scan_chunk_items<T>;  // items per chunk
   static constexpr int V = Policy::items_per_thread / C;  // chunks per thread
   static_assert(V >= 1 && V * C == Policy::items_per_thread, "items per thread must be whole chunks");

@@ -251,11 +251,15 @@ class single_pass {
     if (t.tile == 0) return;
 #pragma unroll
     for (int k = 0; k < K; ++k) {  // constant indices: no local-memory copies
-      if (warp_ == k) {
-        const V prefix = p_.state[k].exclusive_prefix(t.tile, t.aggregate[k], w_.op());
-        if (lane_ == 0) s_.prefix[t.step & 1][k].store(prefix);
-      }
+      if (warp_ == k) look_back_state(k, t);
     }
+  }
+
+  // One warp: the tile's prefix of state k (the walk of tile_state::exclusive_prefix) into
+  // slot step & 1.
+  __device__ void look_back_state(int k, const parked_tile& t) {
+    const V prefix = p_.state[k].exclusive_prefix(t.tile, t.aggregate[k], w_.op());
+    if (lane_ == 0) s_.prefix[t.step & 1][k].store(prefix);
   }
 
   // After the barrier that published the prefix (slot step & 1): the parked tile as the
@@ -302,8 +306,7 @@ class single_pass {
                                                                 prefix)) {
       if (threadIdx.x == 0) s_.prefix[t.step & 1][k].store(prefix);
     } else if (warp_ == 0) {
-      prefix = state.exclusive_prefix(t.tile, t.aggregate[k], w_.op());
-      if (lane_ == 0) s_.prefix[t.step & 1][k].store(prefix);
+      look_back_state(k, t);
     }
   }
 
