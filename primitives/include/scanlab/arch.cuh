@@ -154,16 +154,17 @@ constexpr bool all_families(Fn fn) {
 
 // Every entry of a tuning table fits its family: smem is a generic lambda
 // [](auto policy) { return shared memory bytes of a block under decltype(policy)::type; }
-// (called with std::type_identity<Policy>). A single
+// (called with std::type_identity<Policy>); min_registers as in fits(). A single
 // policy passes here (the kernel's own check covers it for the architectures it is built for).
 template <class Tuning, class Smem>
-constexpr bool table_fits(Smem smem) {
+constexpr bool table_fits(Smem smem, int min_registers = 64) {
   if constexpr (!is_table<Tuning>::value) {
     return true;
   } else {
     return all_families([&](auto family) {
       using P = policy_for<Tuning, decltype(family)::value>;
-      return fits(decltype(family)::value, P::block_threads, P::min_blocks_per_sm, smem(std::type_identity<P>{}));
+      return fits(decltype(family)::value, P::block_threads, P::min_blocks_per_sm, smem(std::type_identity<P>{}),
+                  min_registers);
     });
   }
 }

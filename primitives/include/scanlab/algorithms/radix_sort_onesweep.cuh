@@ -153,14 +153,11 @@ struct onesweep_tuning {
   };
 };
 
-// arch::table_fits with the registers the shape needs (56, not the default 64: the sm_90
-// entry of 384 threads at 3 blocks per SM has 56).
+// Every family's entry fits, with the registers the shape needs (56, not the default 64:
+// the sm_90 entry of 384 threads at 3 blocks per SM has 56).
 template <int KeyBytes, int ValueBytes>
-inline constexpr bool onesweep_tuning_fits = arch::all_families([](auto family) {
-  using P = arch::policy_for<onesweep_tuning<KeyBytes, ValueBytes>, decltype(family)::value>;
-  return arch::fits(decltype(family)::value, P::block_threads, P::min_blocks_per_sm, P::smem_bytes,
-                    onesweep_min_registers);
-});
+inline constexpr bool onesweep_tuning_fits = arch::table_fits<onesweep_tuning<KeyBytes, ValueBytes>>(
+    [](auto policy) { return decltype(policy)::type::smem_bytes; }, onesweep_min_registers);
 // Every shape the default sorts use (keys 1 to 8 bytes, values 4 or 8 bytes) fits every
 // family with its min_blocks_per_sm; and the sm_90 entry is exactly the measured policy.
 static_assert(onesweep_tuning_fits<1, 0> && onesweep_tuning_fits<2, 0> && onesweep_tuning_fits<4, 0> &&
