@@ -27,6 +27,11 @@ device_info query_device(int ordinal) {
   return info;
 }
 
+std::string baseline_label() {
+  const baseline_info b = baseline();
+  return "CUB " + b.cub_version + " (" + (b.headers == "CUDA toolkit" ? b.headers : "CCCL headers " + b.headers) + ")";
+}
+
 harness::harness(config cfg, cudaStream_t stream) : cfg_(cfg), stream_(stream) {
   cfg_.repeat = std::max(cfg_.repeat, 10);
   cfg_.warmup = std::max(cfg_.warmup, 1);
@@ -125,7 +130,7 @@ void print_results(std::ostream& out, const std::vector<result>& results, double
   table.print(out);
   if (memcpy_gbps > 0) {
     out << "memcpy (device to device, read + write): " << format_fixed(memcpy_gbps, 0) << " GB/s; "
-        << "'vs CUB' > 1 means faster than CUB on the same input.\n";
+        << "'vs CUB' > 1 means faster than CUB on the same input; " << baseline_label() << ".\n";
   }
 }
 
@@ -168,6 +173,7 @@ nlohmann::json to_json(const std::vector<result>& results, const device_info& de
         {"cuda_runtime", device.runtime_version},
         {"cuda_driver", device.driver_version}}},
       {"memcpy_gbps", memcpy_gbps},
+      {"baseline", {{"cub_version", baseline().cub_version}, {"headers", baseline().headers}}},
       {"results", std::move(rows)},
   };
 }

@@ -63,6 +63,15 @@ struct device_info {
 };
 device_info query_device(int ordinal);
 
+// The CUB every "vs CUB" column and baseline row of this binary ran against.
+struct baseline_info {
+  std::string cub_version;  // "3.0.1"
+  std::string headers;      // "CUDA toolkit", or the CCCL include folder it was built with
+};
+baseline_info baseline();
+// "CUB 3.0.1 (CUDA toolkit)": for table footers.
+std::string baseline_label();
+
 class harness {
  public:
   // Uses the current device. The stream is the one timed work is enqueued on.

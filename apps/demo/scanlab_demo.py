@@ -475,6 +475,7 @@ def main(argv):
     print(f"{PROG}: {len(steps)} steps on {device or 'the GPU'}; generated data of {size} elements; "
           f"real data from {display_path(data_dir)}; logs in {display_path(runs)}/")
     rows, notes, records, json_files, memcpy = [], [], [], [], []
+    cub = ""  # the CUB the apps' baselines were built against (their JSON says)
     failures = skipped = 0
     started = time.monotonic()
     for i, step in enumerate(steps, 1):
@@ -515,6 +516,8 @@ def main(argv):
                 device = device or str((bench.get("device") or {}).get("name", ""))
                 if isinstance(bench.get("memcpy_gbps"), (int, float)) and bench["memcpy_gbps"] > 0:
                     memcpy.append(bench["memcpy_gbps"])
+                if isinstance(bench.get("baseline"), dict) and bench["baseline"].get("cub_version"):
+                    cub = cub or f"CUB {bench['baseline']['cub_version']}"
             step_rows = {"bench": bench_rows, "cg": cg_rows, "jacobi": jacobi_rows}[step.kind](step, doc)
             notes += [f"{step.name}: {n}" for n in notes_of(step, doc)]
             if step.kind == "bench" and step_rows and not opts.skip_bench:
@@ -548,7 +551,7 @@ def main(argv):
     memcpy_gbps = sorted(memcpy)[len(memcpy) // 2] if memcpy else None
     setting = (f"{device or 'GPU'}; device-to-device memcpy "
                + (f"{memcpy_gbps:.0f} GB/s (median of the runs)" if memcpy_gbps else "not measured")
-               + f"; generated data of {size} elements")
+               + f"; generated data of {size} elements" + (f"; baselines: {cub}" if cub else ""))
     print()
     print(text_table(rows))
     print(LEGEND)
@@ -565,6 +568,7 @@ def main(argv):
     summary = {
         "device": device,
         "memcpy_gbps": memcpy_gbps,
+        "cub_version": cub.removeprefix("CUB ") or None,
         "generated_n": 1 << 20 if opts.quick else 1 << 26,
         "quick": opts.quick,
         "seconds": round(elapsed, 1),

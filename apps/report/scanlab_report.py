@@ -65,6 +65,7 @@ class Run:
     version: str
     timestamp: str
     rows: list = field(default_factory=list)
+    cub: str = ""  # the CUB the baselines ran against ("3.0.1"; empty in older files)
 
 
 def _number(value):
@@ -128,9 +129,10 @@ def load_run(path):
     memcpy = bench.get("memcpy_gbps")
     memcpy = float(memcpy) if _number(memcpy) and memcpy > 0 else implied_memcpy
     device = bench.get("device") if isinstance(bench.get("device"), dict) else {}
+    baseline = bench.get("baseline") if isinstance(bench.get("baseline"), dict) else {}
     run = Run(path=path, device=device, memcpy_gbps=memcpy,
               version=str(bench.get("scanlab_version", "")), timestamp=str(bench.get("timestamp", "")),
-              rows=rows)
+              rows=rows, cub=str(baseline.get("cub_version", "")))
     _fill_speedups(run)
     return run
 
@@ -449,13 +451,13 @@ def build_report(runs, out, title, log_y, plt):
     sections = make_sections(runs)
     md = [f"# {title}", "",
           "Made by `scanlab-report` from " + ", ".join(f"`{r.path}`" for r in runs) + ".", "",
-          "| file | device | SMs | CUDA runtime | memcpy GB/s | scanlab | taken (UTC) |",
-          "|---|---|---|---|---|---|---|"]
+          "| file | device | SMs | CUDA runtime | CUB | memcpy GB/s | scanlab | taken (UTC) |",
+          "|---|---|---|---|---|---|---|---|"]
     for r in runs:
         rt = r.device.get("cuda_runtime")
         rt = f"{rt // 1000}.{rt % 1000 // 10}" if isinstance(rt, int) and rt > 0 else ""
         md.append("| " + " | ".join(md_cell(c) for c in [
-            os.path.basename(r.path), device_label(r), r.device.get("sm_count", ""), rt,
+            os.path.basename(r.path), device_label(r), r.device.get("sm_count", ""), rt, r.cub,
             f"{r.memcpy_gbps:.0f}" if r.memcpy_gbps else "", r.version, r.timestamp]) + " |")
     md += ["",
            "GB/s is the bytes a perfect algorithm must move divided by the median time (L2 flushed "

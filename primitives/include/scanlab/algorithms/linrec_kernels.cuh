@@ -696,6 +696,12 @@ struct linrec_agent {
 
   __device__ void retire(const device::retiring<map_t, 1>& r) { finish(r); }
 
+  // Round one: the tile's maps stay in their buffer; only the thread's prefix moves.
+  __device__ void retire_started(const device::retiring<map_t, 1>& r) {
+    park(r.step);
+    finish(r);
+  }
+
   __device__ void swap(const device::retiring<map_t, 1>& r, int step) {
     finish(r);
     park(step);

@@ -334,6 +334,16 @@ struct scan_agent {
   }
   __device__ void swap(const device::retiring<T, 1>& r, int) { retire<true>(r); }
 
+  // Round one: the tile start() just scanned, finished straight from the registers.
+  __device__ void retire_started(const device::retiring<T, 1>& r) {
+    const maybe<T> seed = seeded(r.has_prefix, r.prefix[0]);
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      finish(v, x[v], seed);
+      store_chunk(r.tile, v, x[v]);
+    }
+  }
+
   __device__ static void copy(const items_t& from, items_t& to) {
 #pragma unroll
     for (int v = 0; v < V; ++v) {

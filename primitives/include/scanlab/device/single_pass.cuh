@@ -73,6 +73,9 @@
 //   park(step)                        the current tile into its parking place
 //   retire(const retiring<...>&)      the parked tile out, after the prefix barrier
 //   swap(const retiring<...>&, step)  park_buffers 0: retire, then park the current tile
+//   retire_started(const retiring<...>&)
+//                                     park_buffers 0, round one: the tile start() just left,
+//                                     retired without parking
 //   advance(tile, step, stride)       end of a step (linear recurrences stage tiles ahead)
 //   begin(first, stride)              before the first step (the same)
 // and a single_pass_storage in its shared temp storage.
@@ -277,36 +280,35 @@ class single_pass {
     return r;
   }
 
-  // Round one (step 0 of cooperative and single_block): the started tile parks, one
-  // grid-wide barrier (a block barrier for a single block), its prefix from one round of
-  // loads, and it retires at once.
+  // Round one (step 0 of cooperative and single_block): one grid-wide barrier (a block
+  // barrier for a single block), the started tile's prefixes from one round of loads, and
+  // it retires at once. A worker that parks in shared buffers parks it before the barrier;
+  // one that parks each thread's own data (park_buffers 0) retires it from where start()
+  // left it (retire_started): it waits only for the barrier, so parking would be a detour.
   __device__ void round_one(const parked_tile& t) {
-    w_.park(t.step);
+    if constexpr (Worker::park_buffers > 0) w_.park(t.step);
     if (p_.mode == single_pass_mode::cooperative) {
       cooperative_groups::this_grid().sync();
     } else {
       __syncthreads();
     }
+    if (t.tile > 0) {
+      V prefix[K];
+      if (tile_state<V>::template published_prefix<Worker::block_threads>(p_.state, t.tile, t.aggregate, w_.op(),
+                                                                         s_.window_totals, prefix)) {
+        if (threadIdx.x == 0) {
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-      if (k > 0) __syncthreads();  // the window totals are reused
-      round_one_prefix(k, t);
+          for (int k = 0; k < K; ++k) s_.prefix[t.step & 1][k].store(prefix[k]);
+        }
+      } else {
+        look_back(t);  // a grid larger than one round is sized for
+      }
     }
     __syncthreads();
-    w_.retire(retiring_of(t));
-  }
-
-  // Round one's prefix of state k (tile_state::published_prefix: one round of loads), or
-  // the look-back where the grid is larger than one round is sized for.
-  __device__ void round_one_prefix(int k, const parked_tile& t) {
-    if (t.tile == 0) return;
-    const tile_state<V>& state = p_.state[k];
-    V prefix;
-    if (state.template published_prefix<Worker::block_threads>(t.tile, t.aggregate[k], w_.op(), s_.window_totals,
-                                                                prefix)) {
-      if (threadIdx.x == 0) s_.prefix[t.step & 1][k].store(prefix);
-    } else if (warp_ == 0) {
-      look_back_state(k, t);
+    if constexpr (Worker::park_buffers > 0) {
+      w_.retire(retiring_of(t));
+    } else {
+      w_.retire_started(retiring_of(t));
     }
   }
 

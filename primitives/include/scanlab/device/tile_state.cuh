@@ -284,61 +284,86 @@ class tile_state {
     }
   }
 
-  // Block-cooperative (every thread of a block of BlockThreads): E_t when every aggregate of tiles
-  // <= t is already published (after a grid-wide barrier: round one of a cooperative
-  // launch), from one round of loads instead of a walk. Each warp reduces some of the
-  // earlier windows with the window tree into `window_totals` (shared memory, Capacity
-  // slots), warp 0 folds them in order and scans the tile's own window: the same
-  // expression as exclusive_prefix, so the same bits. A tile that ends a window publishes
-  // the next window's prefix, as the look-back would. The result is on thread 0; returns
-  // false (nothing done) when the tile's window is past Capacity (look back instead).
-  // tile >= 1; one __syncthreads inside.
+  // Block-cooperative (every thread of a block of BlockThreads), for K states over the same
+  // tiles: E_t of each state when every aggregate of tiles <= t is already published
+  // (after a grid-wide barrier: round one of a cooperative launch), from one round of loads
+  // instead of a walk. Each warp reduces some of the earlier windows with the window tree
+  // into `window_totals` (shared memory, Capacity slots), warp 0 folds them in order and
+  // scans the tile's own window: the same expression as exclusive_prefix, so the same
+  // bits. A tile that ends a window publishes the next window's prefix, as the look-back
+  // would. The results are on thread 0; returns false (nothing done) when the tile's
+  // window is past Capacity (look back instead). tile >= 1; K __syncthreads inside.
   //
   // Counts (unsigned integers under plus: every grouping gives the same value) take a
-  // shorter road: each thread sums the aggregates of some tiles below, then one block-wide
-  // sum; no window cap.
-  template <int BlockThreads, class Op, class Slot, int Capacity>
-  __device__ bool published_prefix(std::int64_t tile, const T& own_aggregate, Op op, Slot (&window_totals)[Capacity],
-                                   T& prefix) const {
+  // shorter road: each thread sums the aggregates of some tiles below, of every state at
+  // once (their loads in flight together), then one block-wide sum; no window cap; one
+  // __syncthreads.
+  template <int BlockThreads, int K, class Op, class Slot, int Capacity>
+  __device__ static bool published_prefix(const tile_state (&states)[K], std::int64_t tile, const T (&own)[K], Op op,
+                                          Slot (&window_totals)[Capacity], T (&prefix)[K]) {
     constexpr int warps = BlockThreads / 32;
     const std::int64_t window = tile / window_tiles;
     const int position = static_cast<int>(tile % window_tiles);
     const int warp = static_cast<int>(threadIdx.x / 32);
     const int lane = static_cast<int>(threadIdx.x % 32);
     if constexpr (std::is_unsigned_v<T> && std::is_same_v<Op, plus>) {
-      static_assert(warps <= Capacity, "one slot per warp");
-      T sum = 0;
+      static_assert(warps * K <= Capacity, "one slot per warp and state");
+      T sum[K] = {};
       for (std::int64_t t = threadIdx.x; t < tile; t += BlockThreads) {
-        T count = 0;
-        poll_aggregate(t, count);
-        sum += count;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          T count = 0;
+          states[k].poll_aggregate(t, count);
+          sum[k] += count;
+        }
       }
 #pragma unroll
-      for (int offset = 16; offset > 0; offset /= 2) sum += detail::shfl_xor(sum, offset);
-      if (lane == 0) window_totals[warp].store(sum);
+      for (int k = 0; k < K; ++k) {
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2) sum[k] += detail::shfl_xor(sum[k], offset);
+        if (lane == 0) window_totals[warp * K + k].store(sum[k]);
+      }
       __syncthreads();
       if (warp == 0) {
-        T total = lane < warps ? window_totals[lane].load() : T(0);
 #pragma unroll
-        for (int offset = 16; offset > 0; offset /= 2) total += detail::shfl_xor(total, offset);
-        prefix = total;
-        if (lane == 0 && position == window_tiles - 1) publish_window_prefix(window + 1, total + own_aggregate);
+        for (int k = 0; k < K; ++k) {
+          T total = lane < warps ? window_totals[lane * K + k].load() : T(0);
+#pragma unroll
+          for (int offset = 16; offset > 0; offset /= 2) total += detail::shfl_xor(total, offset);
+          prefix[k] = total;
+          if (lane == 0 && position == window_tiles - 1) states[k].publish_window_prefix(window + 1, total + own[k]);
+        }
       }
       return true;
     }
     if (window > Capacity) return false;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (k > 0) __syncthreads();  // the window totals are reused
+      states[k].template window_tree_prefix<warps>(window, position, own[k], op, window_totals, prefix[k]);
+    }
+    return true;
+  }
+
+ private:
+  // published_prefix of one state, for any operator (window <= Capacity).
+  template <int Warps, class Op, class Slot, int Capacity>
+  __device__ void window_tree_prefix(std::int64_t window, int position, const T& own_aggregate, Op op,
+                                     Slot (&window_totals)[Capacity], T& prefix) const {
+    const int warp = static_cast<int>(threadIdx.x / 32);
+    const int lane = static_cast<int>(threadIdx.x % 32);
     T own = own_aggregate;
     if (warp == 0 && lane < position) poll_aggregate(window * window_tiles + lane, own);
     // Two windows per warp per round trip.
-    for (std::int64_t v = warp; v < window; v += 2 * warps) {
+    for (std::int64_t v = warp; v < window; v += 2 * Warps) {
       T values[2];
       poll_aggregate(v * window_tiles + lane, values[0]);
-      if (v + warps < window) poll_aggregate((v + warps) * window_tiles + lane, values[1]);
+      if (v + Warps < window) poll_aggregate((v + Warps) * window_tiles + lane, values[1]);
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
-        if (v + j * warps < window) {
+        if (v + j * Warps < window) {
           const T total = detail::shfl_idx(warp_inclusive_scan(values[j], op), window_tiles - 1);
-          if (lane == 0) window_totals[v + j * warps].store(total);
+          if (lane == 0) window_totals[v + j * Warps].store(total);
         }
       }
     }
@@ -358,10 +383,8 @@ class tile_state {
       }
       prefix = position > 0 ? tile_state_detail::then(has_before, before, in_window, op) : before;
     }
-    return true;
   }
 
- private:
   static __device__ void clear(std::uint64_t* slots, std::int64_t index) {
 #pragma unroll
     for (int w = 0; w < words; ++w) tile_state_detail::store_relaxed(slots + index * words + w, 0);
