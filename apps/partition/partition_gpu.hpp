@@ -47,8 +47,15 @@ struct partition_report {
 template <class T>
 partition_report run_partition(const io::host_array& data, const io::host_array& pivot, const partition_request& r);
 
+// The order scanlab-quicksort sorts by (--order).
+enum class sort_order {
+  ascending,       // NaNs last: scanlab::nan_last_less, what radix sort gives too
+  abs_descending,  // by absolute value, largest first, NaNs last: a user-defined comparator (floats)
+};
+
 struct sort_request {
   bool pairs = false;       // sort (key, original index) pairs; the indices come back too
+  sort_order order = sort_order::ascending;
   bool validate = false;
   bool bench = false;
   bool cpu_bench = false;   // time std::sort too

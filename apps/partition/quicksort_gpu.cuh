@@ -1,5 +1,6 @@
-// scanlab-quicksort, GPU side: scanlab's quicksort, std::sort, CUB's radix sort and
-// thrust::sort on the same keys. Included once per key type by quicksort_gpu_<type>.cu.
+// scanlab-quicksort, GPU side: scanlab's quicksort, std::sort, CUB's merge sort (the
+// comparison-sort baseline), CUB's radix sort and thrust::sort on the same keys. Included
+// once per key type by quicksort_gpu_<type>.cu.
 #pragma once
 
 #include "partition/partition_gpu.hpp"
@@ -9,6 +10,7 @@
 #include <scanlab/algorithms/quicksort.cuh>
 #include <scanlab/error.hpp>
 
+#include <cub/device/device_merge_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <thrust/device_ptr.h>
 #include <thrust/execution_policy.h>
@@ -20,31 +22,42 @@
 #include <cstring>
 #include <numeric>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 namespace scanlab::partition_app {
 
+// --order abs-desc: descending by absolute value, NaNs last (-x and x are equivalent). A
+// user-defined comparator: what a comparison sort offers and a radix sort cannot.
+struct abs_greater {
+  template <class T>
+  __host__ __device__ bool operator()(const T& a, const T& b) const {
+    const bool a_nan = a != a;
+    const bool b_nan = b != b;
+    if (a_nan || b_nan) return !a_nan && b_nan;
+    const T abs_a = a < T(0) ? -a : a;
+    const T abs_b = b < T(0) ? -b : b;
+    return abs_a > abs_b;
+  }
+};
+
 namespace sort_check {
 
-// The same ordering on the host: NaNs last.
-template <class T>
-bool less(const T& a, const T& b) {
-  return scanlab::nan_last_less{}(a, b);
-}
-template <class T>
-bool equivalent(const T& a, const T& b) {
-  return !less(a, b) && !less(b, a);
+template <class T, class Comp>
+bool equivalent(const T& a, const T& b, Comp comp) {
+  return !comp(a, b) && !comp(b, a);
 }
 
-// Positions where a and b hold non-equivalent keys: 0 means the same sorted order.
-template <class T>
-std::int64_t mismatches(std::span<const T> a, std::span<const T> b, std::int64_t& first) {
+// Positions where a and b hold keys that are not equivalent under comp: 0 means the same
+// sorted order.
+template <class T, class Comp>
+std::int64_t mismatches(std::span<const T> a, std::span<const T> b, std::int64_t& first, Comp comp) {
   std::int64_t count = 0;
   first = -1;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!equivalent(a[i], b[i])) {
+    if (!equivalent(a[i], b[i], comp)) {
       if (first < 0) first = static_cast<std::int64_t>(i);
       ++count;
     }
@@ -70,12 +83,16 @@ bool same_bits_multiset(std::span<const T> a, std::span<const T> b) {
 }  // namespace sort_check
 
 // The sort with positions of type I as values (with request.pairs): uint32 while every
-// position fits (n <= 2^32: four-byte values, the larger leaves), else int64. CUB and thrust
-// are compared with the uint32 form only (past 2^32 pairs a sort needs more than 80 GB anyway;
-// instantiating them for int64 would double the build of these files).
-template <class T, class I>
-sort_report run_quicksort_with(const io::host_array& data, const sort_request& request) {
+// position fits (n <= 2^32: four-byte values, the larger leaves), else int64; under the order
+// comp. CUB and thrust are compared with the uint32 form only (past 2^32 pairs a sort needs
+// more than 80 GB anyway; instantiating them for int64 would double the build of these
+// files); CUB's radix sort and thrust::sort under the default order only (they take no
+// comparator here), CUB's merge sort under every order.
+template <class T, class I, class Comp>
+sort_report run_quicksort_with(const io::host_array& data, const sort_request& request, Comp comp) {
   constexpr bool compare_others = std::is_same_v<I, std::uint32_t>;
+  constexpr bool default_order = std::is_same_v<Comp, scanlab::nan_last_less>;
+  constexpr bool compare_radix = compare_others && default_order;
   const std::span<const T> h_in = data.as<T>();
   const std::int64_t n = data.size();
   const std::int64_t alloc = std::max<std::int64_t>(n, 1);
@@ -95,62 +112,73 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
     d_index_out = device_buffer<I>(alloc);
   }
   const bool others = compare_others && (request.validate || request.bench);
-  device_buffer<T> d_cub_out(others ? alloc : 1);
-  device_buffer<I> d_cub_index_out(others && request.pairs ? alloc : 1);
-  device_buffer<T> d_thrust(others && request.bench ? alloc : 1);
-  device_buffer<I> d_thrust_index(others && request.bench && request.pairs ? alloc : 1);
+  const bool radix = compare_radix && (request.validate || request.bench);
+  device_buffer<T> d_merge_out(others ? alloc : 1);
+  device_buffer<I> d_merge_index_out(others && request.pairs ? alloc : 1);
+  device_buffer<T> d_cub_out(radix ? alloc : 1);
+  device_buffer<I> d_cub_index_out(radix && request.pairs ? alloc : 1);
+  device_buffer<T> d_thrust(radix && request.bench ? alloc : 1);
+  device_buffer<I> d_thrust_index(radix && request.bench && request.pairs ? alloc : 1);
 
-  std::size_t most = 1, bytes = 0;
-  if (request.pairs) {
-    SCANLAB_CHECK(scanlab::quicksort_pairs(nullptr, bytes, static_cast<const T*>(d_in.data()), d_out.data(),
-                                           static_cast<const I*>(d_index.data()), d_index_out.data(), n, nullptr,
-                                           scanlab::nan_last_less{}, options));
-  } else {
-    SCANLAB_CHECK(scanlab::quicksort(nullptr, bytes, static_cast<const T*>(d_in.data()), d_out.data(), n, nullptr,
-                                     scanlab::nan_last_less{}, options));
-  }
-  most = std::max(most, bytes);
-  if constexpr (compare_others) {
-    if (others) {
-      if (request.pairs) {
-        SCANLAB_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, d_in.data(), d_cub_out.data(), d_index.data(),
-                                                      d_cub_index_out.data(), n));
-      } else {
-        SCANLAB_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, d_in.data(), d_cub_out.data(), n));
-      }
-      most = std::max(most, bytes);
+  // The calls, each with (temp, bytes, stream): a null temp asks for the size.
+  const auto quicksort_call = [&](void* temp, std::size_t& bytes, cudaStream_t s, const scanlab::quicksort_options& o) {
+    if (request.pairs) {
+      SCANLAB_CHECK(scanlab::quicksort_pairs(temp, bytes, static_cast<const T*>(d_in.data()), d_out.data(),
+                                             static_cast<const I*>(d_index.data()), d_index_out.data(), n, s, comp, o));
+    } else {
+      SCANLAB_CHECK(scanlab::quicksort(temp, bytes, static_cast<const T*>(d_in.data()), d_out.data(), n, s, comp, o));
     }
+  };
+  [[maybe_unused]] const auto merge_call = [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+    if constexpr (compare_others) {
+      if (request.pairs) {
+        SCANLAB_CHECK(cub::DeviceMergeSort::SortPairsCopy(temp, bytes, static_cast<const T*>(d_in.data()),
+                                                          static_cast<const I*>(d_index.data()), d_merge_out.data(),
+                                                          d_merge_index_out.data(), n, comp, s));
+      } else {
+        SCANLAB_CHECK(cub::DeviceMergeSort::SortKeysCopy(temp, bytes, static_cast<const T*>(d_in.data()),
+                                                         d_merge_out.data(), n, comp, s));
+      }
+    }
+  };
+  [[maybe_unused]] const auto radix_call = [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+    if constexpr (compare_radix) {
+      if (request.pairs) {
+        SCANLAB_CHECK(cub::DeviceRadixSort::SortPairs(temp, bytes, d_in.data(), d_cub_out.data(), d_index.data(),
+                                                      d_cub_index_out.data(), n, 0, static_cast<int>(sizeof(T) * 8),
+                                                      s));
+      } else {
+        SCANLAB_CHECK(cub::DeviceRadixSort::SortKeys(temp, bytes, d_in.data(), d_cub_out.data(), n, 0,
+                                                     static_cast<int>(sizeof(T) * 8), s));
+      }
+    }
+  };
+
+  // One temp allocation, the largest any of them asks for.
+  std::size_t most = 1, bytes = 0;
+  quicksort_call(nullptr, bytes, nullptr, options);
+  most = std::max(most, bytes);
+  if (others) {
+    merge_call(nullptr, bytes, nullptr);
+    most = std::max(most, bytes);
+  }
+  if (radix) {
+    radix_call(nullptr, bytes, nullptr);
+    most = std::max(most, bytes);
   }
   device_buffer<unsigned char> d_temp(static_cast<std::int64_t>(most));
   std::size_t temp_bytes = most;
 
   const auto sort_with = [&](cudaStream_t s, const scanlab::quicksort_options& o) {
-    if (request.pairs) {
-      SCANLAB_CHECK(scanlab::quicksort_pairs(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()),
-                                             d_out.data(), static_cast<const I*>(d_index.data()), d_index_out.data(),
-                                             n, s, scanlab::nan_last_less{}, o));
-    } else {
-      SCANLAB_CHECK(scanlab::quicksort(d_temp.data(), temp_bytes, static_cast<const T*>(d_in.data()), d_out.data(), n,
-                                       s, scanlab::nan_last_less{}, o));
-    }
+    quicksort_call(d_temp.data(), temp_bytes, s, o);
   };
   const auto ours = [&](cudaStream_t s) { sort_with(s, options); };
-  [[maybe_unused]] const auto cub_sort = [&](cudaStream_t s) {
-    if constexpr (compare_others) {
-      if (request.pairs) {
-        SCANLAB_CHECK(cub::DeviceRadixSort::SortPairs(d_temp.data(), temp_bytes, d_in.data(), d_cub_out.data(),
-                                                      d_index.data(), d_cub_index_out.data(), n, 0,
-                                                      static_cast<int>(sizeof(T) * 8), s));
-      } else {
-        SCANLAB_CHECK(cub::DeviceRadixSort::SortKeys(d_temp.data(), temp_bytes, d_in.data(), d_cub_out.data(), n, 0,
-                                                     static_cast<int>(sizeof(T) * 8), s));
-      }
-    }
-  };
+  [[maybe_unused]] const auto merge_sort = [&](cudaStream_t s) { merge_call(d_temp.data(), temp_bytes, s); };
+  [[maybe_unused]] const auto cub_sort = [&](cudaStream_t s) { radix_call(d_temp.data(), temp_bytes, s); };
   // thrust::sort sorts in place: each run copies the input first (timed with it; the copy
   // is about 4% of a sort's traffic, stated in the row's name).
   [[maybe_unused]] const auto thrust_sort = [&](cudaStream_t s) {
-    if constexpr (compare_others) {
+    if constexpr (compare_radix) {
       if (n == 0) return;
       SCANLAB_CHECK(cudaMemcpyAsync(d_thrust.data(), d_in.data(), d_in.bytes(), cudaMemcpyDeviceToDevice, s));
       const thrust::device_ptr<T> first(d_thrust.data());
@@ -186,12 +214,12 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
   if (request.validate) {
     // std::sort with the same order.
     std::vector<T> ref(h_in.begin(), h_in.end());
-    std::sort(ref.begin(), ref.end(), sort_check::less<T>);
+    std::sort(ref.begin(), ref.end(), comp);
     std::int64_t first = -1;
-    const std::int64_t bad = sort_check::mismatches<T>(got, ref, first);
+    const std::int64_t bad = sort_check::mismatches<T>(got, ref, first, comp);
     const bool multiset = sort_check::same_bits_multiset<T>(got, h_in);
     report.checks.push_back({"std::sort", bad == 0 && multiset,
-                             bad == 0 ? (multiset ? "same order (NaNs last); the same keys, bit for bit"
+                             bad == 0 ? (multiset ? "same order; the same keys, bit for bit"
                                                   : "order matches but the keys differ bit-wise")
                                       : std::to_string(bad) + " positions differ, first at " + std::to_string(first)});
     if (request.pairs) {
@@ -205,16 +233,21 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
       }
       report.checks.push_back({"pairs", ok, "values are a permutation and each travelled with its key"});
     }
-    if constexpr (compare_others) {
-      cub_sort(nullptr);
+    // A CUB sort's keys against ours: equivalent at every position.
+    const auto against = [&](const char* name, device_buffer<T>& theirs_d, const auto& call, const char* why) {
+      call(nullptr);
       SCANLAB_CHECK(cudaDeviceSynchronize());
-      const std::vector<T> theirs = d_cub_out.to_host();
-      const std::int64_t bad_cub =
-          sort_check::mismatches<T>(got, std::span<const T>(theirs.data(), static_cast<std::size_t>(n)), first);
-      report.checks.push_back({"CUB DeviceRadixSort", bad_cub == 0,
-                               bad_cub == 0 ? "same order (equivalent keys at every position)"
-                                            : std::to_string(bad_cub) + " positions differ, first at " +
-                                                  std::to_string(first) + " (CUB puts NaNs with the sign bit first)"});
+      const std::vector<T> theirs = theirs_d.to_host();
+      const std::int64_t differ =
+          sort_check::mismatches<T>(got, std::span<const T>(theirs.data(), static_cast<std::size_t>(n)), first, comp);
+      report.checks.push_back({name, differ == 0,
+                               differ == 0 ? "same order (equivalent keys at every position)"
+                                           : std::to_string(differ) + " positions differ, first at " +
+                                                 std::to_string(first) + why});
+    };
+    if constexpr (compare_others) against("CUB DeviceMergeSort", d_merge_out, merge_sort, "");
+    if constexpr (compare_radix) {
+      against("CUB DeviceRadixSort", d_cub_out, cub_sort, " (CUB puts NaNs with the sign bit first)");
     }
   }
 
@@ -222,9 +255,10 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
     bench::harness harness({.warmup = 2, .repeat = request.repeat});
     report.memcpy_gbps = harness.memcpy_gbps();
     const double item = static_cast<double>(sizeof(T)) + (request.pairs ? static_cast<double>(sizeof(I)) : 0.0);
+    const std::string order = default_order ? "" : " (|x| descending)";
     const auto row = [&](const std::string& variant, const bench::timing& t, std::optional<double> baseline) {
       bench::result r;
-      r.suite = request.pairs ? "sort pairs" : "sort";
+      r.suite = (request.pairs ? "sort pairs" : "sort") + order;
       r.variant = variant;
       r.type = std::string(io::name(data.type())) + (request.pairs ? (compare_others ? " + u32" : " + i64") : "");
       r.dataset = request.dataset;
@@ -234,14 +268,15 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
       r.baseline_ms = baseline;
       return r;
     };
-    std::optional<double> cub_ms;
-    bench::timing cub_t{};
+    // The baseline: CUB's merge sort, the comparison sort (the same comparator).
+    std::optional<double> merge_ms;
+    bench::timing merge_t{};
     if constexpr (compare_others) {
-      cub_t = harness.time(cub_sort);
-      cub_ms = cub_t.median_ms;
+      merge_t = harness.time(merge_sort);
+      merge_ms = merge_t.median_ms;
     }
-    report.rows.push_back(row("scanlab quicksort", harness.time(ours), cub_ms));
-    if constexpr (std::is_same_v<T, std::uint32_t>) {
+    report.rows.push_back(row("scanlab quicksort", harness.time(ours), merge_ms));
+    if constexpr (std::is_same_v<T, std::uint32_t> && default_order) {
       // The leaf sort the merge sort replaced (bitonic network), and the sort the level budget
       // falls back to (here for the whole input: budget 0), keys only, for comparison.
       if (!request.pairs) {
@@ -249,14 +284,17 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
         bitonic.bitonic_leaves = true;
         report.rows.push_back(
             row("scanlab quicksort (bitonic leaves)", harness.time([&](cudaStream_t s) { sort_with(s, bitonic); }),
-                cub_ms));
+                merge_ms));
         scanlab::quicksort_options merge_only = options;
         merge_only.level_budget = 0;
         report.rows.push_back(row("scanlab quicksort, level budget 0 (all merge sort)",
-                                  harness.time([&](cudaStream_t s) { sort_with(s, merge_only); }), cub_ms));
+                                  harness.time([&](cudaStream_t s) { sort_with(s, merge_only); }), merge_ms));
       }
     }
-    if constexpr (compare_others) report.rows.push_back(row("cub DeviceRadixSort", cub_t, std::nullopt));
+    if constexpr (compare_others) report.rows.push_back(row("cub DeviceMergeSort", merge_t, std::nullopt));
+    // CUB's radix sort: not a comparison sort, faster where it applies; its own ratio column
+    // stays empty (the ratio is to the merge sort).
+    if constexpr (compare_radix) report.rows.push_back(row("cub DeviceRadixSort", harness.time(cub_sort), std::nullopt));
     {
       // Where one sort's time goes (each step synchronised, so the parts add up to a little
       // more than the timed sort); one run, reported as rows without a ratio.
@@ -277,24 +315,38 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
              profile.fallback_ms);
       }
     }
-    if constexpr (compare_others) {
-      report.rows.push_back(row("thrust::sort (+ input copy)", harness.time(thrust_sort), cub_ms));
+    if constexpr (compare_radix) {
+      report.rows.push_back(row("thrust::sort (+ input copy)", harness.time(thrust_sort), merge_ms));
     }
     if (request.cpu_bench && !request.pairs) {
       std::vector<T> work(h_in.begin(), h_in.end());
       const auto start = std::chrono::steady_clock::now();
-      std::sort(work.begin(), work.end(), sort_check::less<T>);
+      std::sort(work.begin(), work.end(), comp);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      report.rows.push_back(row("std::sort (CPU, 1 thread, 1 run)", {ms, ms, ms, 1}, cub_ms));
+      report.rows.push_back(row("std::sort (CPU, 1 thread, 1 run)", {ms, ms, ms, 1}, merge_ms));
     }
   }
   return report;
 }
 
+template <class T, class Comp>
+sort_report run_quicksort_in(const io::host_array& data, const sort_request& request, Comp comp) {
+  if (request.pairs && data.size() > (std::int64_t{1} << 32)) {
+    return run_quicksort_with<T, std::int64_t>(data, request, comp);
+  }
+  return run_quicksort_with<T, std::uint32_t>(data, request, comp);
+}
+
 template <class T>
 sort_report run_quicksort(const io::host_array& data, const sort_request& request) {
-  if (request.pairs && data.size() > (std::int64_t{1} << 32)) return run_quicksort_with<T, std::int64_t>(data, request);
-  return run_quicksort_with<T, std::uint32_t>(data, request);
+  if (request.order == sort_order::abs_descending) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return run_quicksort_in<T>(data, request, abs_greater{});
+    } else {
+      throw std::invalid_argument("--order abs-desc sorts float32 and float64 keys");
+    }
+  }
+  return run_quicksort_in<T>(data, request, scanlab::nan_last_less{});
 }
 
 }  // namespace scanlab::partition_app

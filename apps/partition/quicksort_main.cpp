@@ -6,6 +6,8 @@
 //   scanlab-quicksort -i keys.npy -o sorted.npy
 //   scanlab-quicksort --pairs --indices order.npy    also the permutation (argsort, int64)
 //   scanlab-quicksort --n 2^28 --generate few-unique --validate --bench
+//   scanlab-quicksort --dtype float32 --order abs-desc --bench
+//                                                    a user-defined order (largest |x| first)
 //   scanlab-quicksort --n 2^20 --adversary --save-input adversary.npy
 //                                                    the input that defeated the fixed sampler
 #include "partition/app_common.hpp"
@@ -57,7 +59,8 @@ int main(int argc, char** argv) {
                         "Sorts a dataset on the GPU with scanlab's quicksort: 31 pivots per segment from 512 samples, "
                         "every large segment split three ways around each pivot at once (63 buckets, all segments "
                         "of a level in one pass), small segments merge-sorted by one block in shared memory. Writes the sorted keys (-o); --validate checks them against std::sort "
-                        "and CUB's radix sort, --bench times them against CUB, thrust::sort (and std::sort with --cpu).",
+                        "and CUB's merge and radix sorts, --bench times them against CUB's merge sort (the "
+                        "comparison-sort baseline: 'vs CUB'), CUB's radix sort, thrust::sort (and std::sort with --cpu).",
                         {.dist = scanlab::gen::distribution::uniform, .n = std::int64_t{1} << 24,
                          .type = io::dtype::u32});
   CLI::App& parser = app.parser();
@@ -70,10 +73,16 @@ int main(int argc, char** argv) {
   std::optional<std::uint64_t> sort_seed;
   int level_budget = -1;
   bool fixed_sampling = false;
+  std::string order = "ascending";
   parser.add_flag("--pairs", pairs,
                   "Sort (key, original index) pairs: the values ride along with their keys (uint32 indices up to "
                   "2^32 keys, int64 beyond)");
   parser.add_option("--indices", indices_path, "With --pairs: write the original indices (int64 .npy), i.e. the argsort");
+  parser.add_option("--order", order,
+                    "ascending (NaNs last), or abs-desc: by absolute value, largest first, NaNs last (float32 and "
+                    "float64 keys; a user-defined comparator, where radix sort does not apply)")
+      ->check(CLI::IsMember({"ascending", "abs-desc"}))
+      ->capture_default_str();
   parser.add_flag("--cpu", cpu, "With --bench: also time std::sort on one CPU thread (slow for large n)");
   parser.add_option("--leaf", leaf, "Segments up to this size are sorted in shared memory (0: the largest that fits)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20))
@@ -97,6 +106,7 @@ int main(int argc, char** argv) {
                   "and --level-budget 1000000000: the old worst case)");
   parser.footer(
       "Data types: int32, uint32, int64, float32, float64; floats sort with every NaN last.\n"
+      "'vs CUB' is CUB DeviceMergeSort's time over the quicksort's, with the same comparator.\n"
       "The sort is not stable: the values of equal keys (with --pairs) come out in an order that may differ\n"
       "from run to run (the pivots are sampled with a fresh seed per call) unless --sort-seed is given.\n"
       "Exit codes: 0 success, 1 error (also: a validation failed), 2 bad command line, 3 no usable GPU.");
@@ -106,6 +116,10 @@ int main(int argc, char** argv) {
     if (!indices_path.empty() && !pairs) throw std::invalid_argument("--indices needs --pairs");
     io::host_array data = app.load_input();
     pa::require_supported(data.type());
+    if (order == "abs-desc" && data.type() != io::dtype::f32 && data.type() != io::dtype::f64) {
+      throw std::invalid_argument("--order abs-desc sorts float32 and float64 keys, not " +
+                                  std::string(io::name(data.type())));
+    }
     if (data.shape().size() > 1) spdlog::info("input is 2-D: sorting its {} elements in C order", data.size());
     if (adversary) {
       if (data.size() >= (std::int64_t{1} << 32)) throw std::invalid_argument("--adversary takes fewer than 2^32 keys");
@@ -128,6 +142,7 @@ int main(int argc, char** argv) {
     app.select_device();
     pa::sort_request request;
     request.pairs = pairs;
+    request.order = order == "abs-desc" ? pa::sort_order::abs_descending : pa::sort_order::ascending;
     request.validate = o.validate;
     request.bench = o.bench;
     request.cpu_bench = cpu;
@@ -139,7 +154,10 @@ int main(int argc, char** argv) {
     request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
     if (adversary) request.dataset += " (adversary)";
     if (o.validate) spdlog::info("validating against std::sort and CUB (the CPU sort takes a while for large n)");
-    if (o.bench) spdlog::info("benchmarking against CUB radix sort and thrust::sort ({} runs each)", o.repeat);
+    if (o.bench) {
+      spdlog::info("benchmarking against CUB merge sort{} ({} runs each)",
+                   request.order == pa::sort_order::ascending ? ", CUB radix sort and thrust::sort" : "", o.repeat);
+    }
     const pa::sort_report report =
         pa::visit_supported(data.type(), [&]<class T>() { return pa::run_quicksort<T>(data, request); });
 
