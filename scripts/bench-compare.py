@@ -39,6 +39,8 @@ BENCHMARKS = {
                                          "--ways", "3", "--bench"]),
     "linrec": ("scanlab-linrec", ["--n", "{n}", "--bench"]),
     "sort": ("scanlab-sort", ["--generate", "uniform", "--dtype", "uint32", "--n", "{n}", "--bench"]),
+    "sort_f32": ("scanlab-sort", ["--generate", "uniform", "--dtype", "float32", "--n", "{n}", "--bench"]),
+    "sort_f64": ("scanlab-sort", ["--generate", "uniform", "--dtype", "float64", "--n", "{n}", "--bench"]),
     "quicksort": ("scanlab-quicksort", ["--generate", "uniform", "--dtype", "uint32", "--n", "{n}", "--bench"]),
     "quicksort_f32": ("scanlab-quicksort", ["--generate", "uniform", "--dtype", "float32", "--n", "{n}", "--bench"]),
     "quicksort_f64": ("scanlab-quicksort", ["--generate", "uniform", "--dtype", "float64", "--n", "{n}", "--bench"]),

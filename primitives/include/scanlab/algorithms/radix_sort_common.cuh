@@ -78,13 +78,17 @@ struct key_transform {
 
   Bits flip = 0;
 
+  // Floats without branches (the sort's pass kernel computes this twice per key and pass, and
+  // is bound by integer instructions): negatives flip every bit, positives the sign bit, so
+  // the mask is the sign spread by an arithmetic shift, or'ed with the sign bit.
   __host__ __device__ constexpr Bits ordered(Bits raw) const {
     if constexpr (IsFloat) {
       const Bits magnitude = static_cast<Bits>(raw & ~sign_bit);
-      if (magnitude > exponent_mask) return all_ones;  // NaN: last, whatever the order
-      if (magnitude == 0) raw = 0;                     // -0.0 sorts as +0.0
-      const Bits positive_order = (raw & sign_bit) != 0 ? static_cast<Bits>(~raw) : static_cast<Bits>(raw | sign_bit);
-      return static_cast<Bits>(positive_order ^ flip);
+      const bool nan = magnitude > exponent_mask;  // NaN: last, whatever the order
+      if (magnitude == 0) raw = 0;                 // -0.0 sorts as +0.0
+      const Bits negative = static_cast<Bits>(Bits{0} - static_cast<Bits>(raw >> (bits - 1)));
+      const Bits order = static_cast<Bits>(raw ^ static_cast<Bits>(negative | sign_bit) ^ flip);
+      return nan ? all_ones : order;
     } else {
       return static_cast<Bits>(raw ^ flip);
     }
