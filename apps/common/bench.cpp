@@ -157,6 +157,7 @@ nlohmann::json to_json(const std::vector<result>& results, const device_info& de
     if (auto s = r.speedup()) row["speedup_vs_baseline"] = *s;
     rows.push_back(std::move(row));
   }
+  const baseline_info cub = baseline();
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -173,7 +174,7 @@ nlohmann::json to_json(const std::vector<result>& results, const device_info& de
         {"cuda_runtime", device.runtime_version},
         {"cuda_driver", device.driver_version}}},
       {"memcpy_gbps", memcpy_gbps},
-      {"baseline", {{"cub_version", baseline().cub_version}, {"headers", baseline().headers}}},
+      {"baseline", {{"cub_version", cub.cub_version}, {"headers", cub.headers}}},
       {"results", std::move(rows)},
   };
 }

@@ -292,7 +292,8 @@ class tile_state {
   // scans the tile's own window: the same expression as exclusive_prefix, so the same
   // bits. A tile that ends a window publishes the next window's prefix, as the look-back
   // would. The results are on thread 0; returns false (nothing done) when the tile's
-  // window is past Capacity (look back instead). tile >= 1; K __syncthreads inside.
+  // window is past Capacity (look back instead). tile >= 1; one __syncthreads inside per
+  // state and one between states (the window totals are reused).
   //
   // Counts (unsigned integers under plus: every grouping gives the same value) take a
   // shorter road: each thread sums the aggregates of some tiles below, of every state at
