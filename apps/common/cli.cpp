@@ -92,6 +92,11 @@ void app::add_dataset_options() {
   parser_.add_option("--column", o.column, "Text/CSV input: column name or 0-based index (default: the first)");
   parser_.add_flag("--validate", o.validate, "Check the result against a CPU reference and CUB");
   parser_.add_flag("--bench", o.bench, "Time scanlab against CUB (median of --repeat runs, L2 flushed)");
+  parser_.add_option_function<std::string>(
+             "--variants", [&o](const std::string& v) { o.production_only = v == "production"; },
+             "With --bench: all (default: also the teaching and tuning variants and other libraries) or "
+             "production (scanlab's production path and CUB only: the quick comparison)")
+      ->check(CLI::IsMember({"all", "production"}));
 }
 
 int app::run(int argc, char** argv, const std::function<int()>& body) {

@@ -3,7 +3,7 @@
 //   --help, --version, -i/--input FILE, -o/--output FILE, --generate DIST with
 //   --n, --dtype, --seed (an embedded default dataset: every app runs with no
 //   arguments), --column, --validate, --bench, --repeat N, --device N,
-//   --json FILE, -v/--verbose, -q/--quiet.
+//   --variants all|production, --json FILE, -v/--verbose, -q/--quiet.
 //
 // An app builds a scanlab::cli::app, adds its own options to parser(), and calls
 // run() with its body. Inside the body: load_input() first (a bad file is
@@ -39,6 +39,7 @@ struct common_options {
   std::string column;    // --column: CSV column name or 0-based index
   bool validate = false;
   bool bench = false;
+  bool production_only = false;  // --variants production: with --bench, scanlab's production path and CUB only
   int repeat = 20;
   int device = 0;
   std::string json;      // --json FILE

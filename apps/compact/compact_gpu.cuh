@@ -42,12 +42,14 @@ inline constexpr bool unique_type = bitwise_type<T> || std::is_floating_point_v<
 // Production variants timed by --bench --tune for uint32 (see primitives/docs/compact.md).
 // Each adds a kernel to the build, so only uint32 carries them.
 using tune_policies = std::tuple<select_policy<256, 16, 4, 3>, select_policy<256, 32, 4, 3, false>,
-                                 select_policy<256, 32, 4, 2, false>, select_policy<256, 24, 4, 2>>;
+                                 select_policy<256, 32, 4, 2, false>, select_policy<256, 24, 4, 2>,
+                                 select_policy<256, 32, 4, 2, true, 0, 1>>;
 
 template <class Policy>
 std::string policy_name() {
   return std::to_string(Policy::block_threads) + "x" + std::to_string(Policy::items_per_thread) + ", " +
-         std::to_string(Policy::min_blocks_per_sm) + "/SM" + (Policy::prefetch ? "" : ", no prefetch");
+         std::to_string(Policy::min_blocks_per_sm) + "/SM" + (Policy::prefetch ? "" : ", no prefetch") +
+         (Policy::l2_ahead > 0 ? ", L2 +" + std::to_string(Policy::l2_ahead) : "");
 }
 
 template <class T>
@@ -277,7 +279,7 @@ gpu_report run_typed(const T* data, std::int64_t n, io::dtype type, const std::v
       return res;
     };
     report.rows.push_back(versus_cub(row("scanlab", time(keys), 0)));
-    report.rows.push_back(versus_cub(row("scanlab three-phase", time(three), 0)));
+    if (!request.production_only) report.rows.push_back(versus_cub(row("scanlab three-phase", time(three), 0)));
     report.rows.push_back(row(r.cub_name(), cub_time, 0));
     if (indices) {
       report.rows.push_back(row("scanlab + indices", time(pairs), static_cast<double>(count) * 8));

@@ -20,6 +20,7 @@ struct gpu_request {
   bool compare = false;   // also run the three-phase version and CUB (for --validate)
   bool bench = false;     // time scanlab, the three-phase version and CUB
   bool tune = false;      // with bench: the production kernel's variants too
+  bool production_only = false;  // with bench: scanlab and CUB only
   int repeat = 20;
   std::string dataset;    // names the input in benchmark rows
 };

@@ -161,6 +161,7 @@ int main(int argc, char** argv) {
     request.indices = !indices_path.empty();
     request.compare = o.validate;
     request.bench = o.bench;
+    request.production_only = o.production_only;
     request.tune = tune;
     request.repeat = o.repeat;
     request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;

@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
                   "2-D arrays are [length, batch] (sequence k at k, k + batch, ...) instead of [batch, length]");
   parser.add_flag("--final", final_only, "Only the final state of each sequence (written with -o, shape [batch])");
   parser.add_option("--a-range", a_range_text, "Generated a: uniform in LO,HI")->capture_default_str();
-  parser.add_flag("--variants", variants, "With --bench: also time scanlab's tuning variants (float32, (a, b), row-major)");
+  parser.add_flag("--tune", variants, "With --bench: also time scanlab's tuning variants (float32, (a, b), row-major)");
   parser.footer(
       "-o writes x as .npy (or .bin, .txt) in the inputs' shape. --n is the length of each generated sequence.\n"
       "Other dtypes are converted to float32. a[i] == 0 resets the sequence: x[i] = b[i] whatever came before.\n"

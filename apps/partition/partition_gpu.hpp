@@ -31,6 +31,7 @@ struct partition_request {
   bool stable = false;   // the last part in input order too
   bool validate = false;
   bool bench = false;
+  bool production_only = false;  // with bench: partition, partition_three_way and CUB only
   int repeat = 20;
   std::string dataset;   // names the input in benchmark rows
 };
@@ -59,6 +60,7 @@ struct sort_request {
   bool validate = false;
   bool bench = false;
   bool cpu_bench = false;   // time std::sort too
+  bool production_only = false;  // with bench: the quicksort and CUB's merge sort only
   int repeat = 20;
   std::int64_t leaf = 0;    // quicksort_options::leaf_items (0: default)
   std::optional<std::uint64_t> sort_seed;  // quicksort_options::seed (unset: a fresh one per call)

@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
     request.stable = stable;
     request.validate = o.validate;
     request.bench = o.bench;
+    request.production_only = o.production_only;
     request.repeat = o.repeat;
     request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
     if (o.bench) spdlog::info("benchmarking two-way and three-way partitions against CUB ({} runs each)", o.repeat);

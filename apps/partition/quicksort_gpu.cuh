@@ -279,7 +279,7 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
     if constexpr (std::is_same_v<T, std::uint32_t> && default_order) {
       // The leaf sort the merge sort replaced (bitonic network), and the sort the level budget
       // falls back to (here for the whole input: budget 0), keys only, for comparison.
-      if (!request.pairs) {
+      if (!request.pairs && !request.production_only) {
         scanlab::quicksort_options bitonic = options;
         bitonic.bitonic_leaves = true;
         report.rows.push_back(
@@ -294,8 +294,10 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
     if constexpr (compare_others) report.rows.push_back(row("cub DeviceMergeSort", merge_t, std::nullopt));
     // CUB's radix sort: not a comparison sort, faster where it applies; its own ratio column
     // stays empty (the ratio is to the merge sort).
-    if constexpr (compare_radix) report.rows.push_back(row("cub DeviceRadixSort", harness.time(cub_sort), std::nullopt));
-    {
+    if constexpr (compare_radix) {
+      if (!request.production_only) report.rows.push_back(row("cub DeviceRadixSort", harness.time(cub_sort), std::nullopt));
+    }
+    if (!request.production_only) {
       // Where one sort's time goes (each step synchronised, so the parts add up to a little
       // more than the timed sort); one run, reported as rows without a ratio.
       scanlab::quicksort_profile profile;
@@ -316,7 +318,8 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
       }
     }
     if constexpr (compare_radix) {
-      report.rows.push_back(row("thrust::sort (+ input copy)", harness.time(thrust_sort), merge_ms));
+      if (!request.production_only)
+        report.rows.push_back(row("thrust::sort (+ input copy)", harness.time(thrust_sort), merge_ms));
     }
     if (request.cpu_bench && !request.pairs) {
       std::vector<T> work(h_in.begin(), h_in.end());

@@ -146,6 +146,7 @@ int main(int argc, char** argv) {
     request.validate = o.validate;
     request.bench = o.bench;
     request.cpu_bench = cpu;
+    request.production_only = o.production_only;
     request.repeat = o.repeat;
     request.leaf = leaf;
     request.sort_seed = sort_seed;

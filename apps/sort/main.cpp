@@ -173,6 +173,7 @@ int main(int argc, char** argv) {
     request.dataset = input_name;
     // With --dists the benchmarks run on the generated distributions, not on this input.
     request.bench = o.bench && dists.empty();
+    request.production_only = o.production_only;
 
     const auto result = run_gpu(keys, values ? &*values : nullptr, request);
     const double seconds = result.sort_ms * 1e-3;

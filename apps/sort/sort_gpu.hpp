@@ -23,6 +23,7 @@ struct gpu_request {
   bool want_output = false;  // copy the sorted keys / values / permutation back
   bool validate = false;     // CPU std::stable_sort and CUB
   bool bench = false;        // onesweep, multipass, CUB (and thrust::sort for keys)
+  bool production_only = false;  // with bench: onesweep and CUB only
   int repeat = 20;
   std::string dataset;       // names the input in benchmark rows
 };

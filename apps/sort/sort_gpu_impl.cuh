@@ -358,6 +358,7 @@ gpu_result run(std::span<const Key> keys, std::span<const std::conditional_t<std
     const bench::timing cub_time = harness.time([&](cudaStream_t st) { s.cub(st); });
     for (const auto& [a, label] : {std::pair{radix_sort_algorithm::onesweep, "scanlab onesweep"},
                                    std::pair{radix_sort_algorithm::multipass, "scanlab multipass"}}) {
+      if (request.production_only && a != radix_sort_algorithm::onesweep) continue;
       const bench::timing t = harness.time([&](cudaStream_t st) { s.scanlab(a, st); });
       bench::result r = row(label, t);
       r.baseline_ms = cub_time.median_ms;
@@ -365,17 +366,20 @@ gpu_result run(std::span<const Key> keys, std::span<const std::conditional_t<std
       result.rows.push_back(std::move(r));
     }
     if constexpr (sorter_t::has_match_variant) {
-      const bench::timing t = harness.time([&](cudaStream_t st) { s.scanlab_match(st); });
-      bench::result r = row("onesweep, match.any ranking", t);
-      r.baseline_ms = cub_time.median_ms;
-      r.validation = validation();
-      result.rows.push_back(std::move(r));
+      if (!request.production_only) {
+        const bench::timing t = harness.time([&](cudaStream_t st) { s.scanlab_match(st); });
+        bench::result r = row("onesweep, match.any ranking", t);
+        r.baseline_ms = cub_time.median_ms;
+        r.validation = validation();
+        result.rows.push_back(std::move(r));
+      }
     }
     bench::result cub_row = row("cub", cub_time);
     cub_row.validation = "reference";
     result.rows.push_back(std::move(cub_row));
     const int end_bit = request.end_bit < 0 ? 8 * static_cast<int>(sizeof(Key)) : request.end_bit;
-    if (!has_values && request.begin_bit == 0 && end_bit == 8 * static_cast<int>(sizeof(Key))) {
+    if (!request.production_only && !has_values && request.begin_bit == 0 &&
+        end_bit == 8 * static_cast<int>(sizeof(Key))) {
       // thrust::sort is in place: time copy + sort, subtract the copy.
       const bench::timing copy = harness.time([&](cudaStream_t st) { s.copy_input(st); });
       bench::timing both = harness.time([&](cudaStream_t st) { s.thrust_sort(st); });

@@ -68,6 +68,10 @@ void check_tables() {
   using three_way_t = scanlab::partition_detail::three_way_tuning<T>;
   EXPECT_LT((arch::policy_for<two_way_t, 75>::tile_items), (arch::policy_for<two_way_t, 90>::tile_items));
   EXPECT_LE((arch::policy_for<three_way_t, 90>::tile_items), (arch::policy_for<two_way_t, 90>::tile_items));
+  // The two-way L2 prefetch: Hopper on (bulk prefetch), before it off; never the three-way.
+  EXPECT_EQ((arch::policy_for<two_way_t, 90>::l2_ahead), 1);
+  EXPECT_EQ((arch::policy_for<two_way_t, 80>::l2_ahead), 0);
+  EXPECT_EQ((arch::policy_for<three_way_t, 90>::l2_ahead), 0);
 
   using select_t = scanlab::select_detail::select_tuning<T, scanlab::select_detail::none>;
   EXPECT_LT((arch::policy_for<select_t, 75>::tile_items), (arch::policy_for<select_t, 90>::tile_items));

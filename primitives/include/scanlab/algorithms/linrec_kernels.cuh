@@ -46,6 +46,7 @@
 #include <scanlab/arch.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/launch.cuh>
+#include <scanlab/detail/prefetch.cuh>
 #include <scanlab/detail/shuffle.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/device/single_pass.cuh>
@@ -404,30 +405,14 @@ struct linrec_agent {
   }
 
   // Asks L2 for a tile that will be staged later: the copies into shared memory wait for
-  // a free buffer (B - 2 tiles ahead), this keeps the memory busy further ahead.
-  // From sm_90 on, lane 0 asks for the warp's part of each array with one bulk prefetch;
-  // before sm_90 (no bulk prefetch) the lanes ask for its 128-byte lines, one each.
+  // a free buffer (B - 2 tiles ahead), this keeps the memory busy further ahead: the warp's
+  // part of each array (detail::warp_prefetch_l2: one bulk prefetch from sm_90 on).
   __device__ void prefetch_l2(std::int64_t tile) const {
     if (tile >= p.schedule.num_tiles || !staged(tile)) return;
     const std::int64_t base = tile * tile_items + warp * warp_items;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (lane != 0) return;
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p.src.p + base), "n"(warp_items * sizeof(T))
-                 : "memory");
-    if constexpr (Source::arrays == 2) {
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p.src.q + base), "n"(warp_items * sizeof(T))
-                   : "memory");
-    }
-#else
-    constexpr int line_items = 128 / static_cast<int>(sizeof(T));
-    constexpr int lines = warp_items / line_items;  // warp_items * sizeof(T) = 128 * items: whole lines
-    for (int line = lane; line < lines; line += 32) {
-      asm volatile("prefetch.L2 [%0];" ::"l"(p.src.p + base + line * line_items) : "memory");
-      if constexpr (Source::arrays == 2) {
-        asm volatile("prefetch.L2 [%0];" ::"l"(p.src.q + base + line * line_items) : "memory");
-      }
-    }
-#endif
+    constexpr int bytes = warp_items * static_cast<int>(sizeof(T));
+    detail::warp_prefetch_l2<bytes>(p.src.p + base, lane);
+    if constexpr (Source::arrays == 2) detail::warp_prefetch_l2<bytes>(p.src.q + base, lane);
   }
 
   // Makes `tile` readable in buffer `buf`: waits for its copies (InFlight later groups may

@@ -225,13 +225,14 @@ template <class Policy, class T, class Comp>
 // A tile shape for every function below, given as their first template argument:
 //   scanlab::partition<scanlab::partition_policy<256, 16, 3>>(d_temp, temp_bytes, ...)
 // BlockThreads x ItemsPerThread items per tile (fewer than 65536), MinBlocksPerSm for
-// __launch_bounds__. Left out (default_policy), the tuned shape for the element type is used:
+// __launch_bounds__, L2Ahead tiles asked of L2 beyond the one loaded ahead (0: none). Left
+// out (default_policy), the tuned shape for the element type is used:
 // default_partition_policy<T> for the two-way forms, default_three_way_partition_policy<T>
 // for the three-way forms (the per-architecture tables in partition_kernels.cuh). Every function below
 // also takes an optional last argument, single_pass_options (launch mode, grid cap:
 // benchmark and test knobs).
-template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm>
-using partition_policy = partition_detail::partition_policy<BlockThreads, ItemsPerThread, MinBlocksPerSm>;
+template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm, int L2Ahead = 0>
+using partition_policy = partition_detail::partition_policy<BlockThreads, ItemsPerThread, MinBlocksPerSm, 0, L2Ahead>;
 template <class T>
 using default_partition_policy = partition_detail::default_two_way_policy<T>;
 template <class T>

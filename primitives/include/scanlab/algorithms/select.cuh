@@ -96,13 +96,13 @@ template <class Policy, class KeyIt, class ValueIt, class FlagIt, class KeyOut, 
 // BlockThreads x ItemsPerThread items per tile, read in accesses of Chunk consecutive items
 // (a whole number of chunks per thread; Chunk * sizeof(widest of key and value) at most 16
 // bytes), MinBlocksPerSm for __launch_bounds__, Prefetch: the next tile's loads issued
-// before the look-back, StagingBuffers: shared-memory staging tiles (0: two where they fit).
-// Left out (default_policy), the tuned shape for the key and value types is used
+// before the look-back, StagingBuffers: shared-memory staging tiles (0: two where they fit),
+// L2Ahead: tiles of keys asked of L2 beyond the prefetched one (0: none). Left out (default_policy), the tuned shape for the key and value types is used
 // (default_select_policy: the per-architecture table in select_kernels.cuh, primitives/docs/compact.md).
 template <int BlockThreads, int ItemsPerThread, int Chunk, int MinBlocksPerSm, bool Prefetch = true,
-          int StagingBuffers = 0>
-using select_policy =
-    select_detail::select_policy<BlockThreads, ItemsPerThread, Chunk, MinBlocksPerSm, Prefetch, StagingBuffers>;
+          int StagingBuffers = 0, int L2Ahead = 0>
+using select_policy = select_detail::select_policy<BlockThreads, ItemsPerThread, Chunk, MinBlocksPerSm, Prefetch,
+                                                   StagingBuffers, L2Ahead>;
 
 // The tuned shape for keys K and values V (V = void: keys only).
 template <class K, class V = void>

@@ -43,6 +43,7 @@
 #include <scanlab/arch.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/launch.cuh>
+#include <scanlab/detail/prefetch.cuh>
 #include <scanlab/detail/shuffle.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/device/single_pass.cuh>
@@ -121,9 +122,11 @@ struct equal_to {
 // ---- tuning -------------------------------------------------------------------------
 
 template <int BlockThreads, int ItemsPerThread, int Chunk, int MinBlocksPerSm, bool Prefetch = true,
-          int StagingBuffers = 0>
+          int StagingBuffers = 0, int L2Ahead = 0>
 struct select_policy {
   static constexpr int staging_buffers = StagingBuffers;  // 0: two where they fit
+  // Tiles asked of L2 beyond the one loaded ahead (with Prefetch; 0: none): the keys only.
+  static constexpr int l2_ahead = Prefetch ? L2Ahead : 0;
   static constexpr int block_threads = BlockThreads;
   static constexpr int items_per_thread = ItemsPerThread;
   static constexpr int chunk = Chunk;  // consecutive items per lane and access
@@ -291,6 +294,7 @@ struct select_agent {
   struct temp_storage {
     typename block_scan_t::temp_storage scan;
     device::single_pass_storage<std::uint32_t> engine;
+    std::int64_t chunk_total;  // thread 0: the running total, once this block wrote the chunk's last tile
     staging staged[buffers];
   };
   static constexpr std::size_t smem_bytes = sizeof(temp_storage);
@@ -322,6 +326,17 @@ struct select_agent {
   __device__ select_agent(const params_t& params, temp_storage& storage)
       : p(params), s(storage), warp(static_cast<int>(threadIdx.x / 32)), lane(static_cast<int>(threadIdx.x % 32)) {
     if (p.chunk > 0) base = p.chunk_totals[p.chunk - 1];
+    if (threadIdx.x == 0) s.chunk_total = -1;
+  }
+
+  // After the walk: the block that wrote the chunk's last tile hands the running total on.
+  // Kept out of write_out, where the destination's address would be live across the whole
+  // walk (at the register cap it was spilled and reloaded every tile).
+  __device__ void finish() const {
+    if (threadIdx.x == 0 && s.chunk_total >= 0) {
+      p.chunk_totals[p.chunk] = s.chunk_total;
+      *p.num_selected = s.chunk_total;
+    }
   }
 
   // Index (within the chunk) of the first item of slot `slot` of this lane.
@@ -453,7 +468,8 @@ struct select_agent {
 
   // After the barrier that makes the gathered items visible: the tile's `count` kept items
   // from staging buffer `buffer` to the output at the chunk's base plus the tile's prefix,
-  // consecutive threads to consecutive items; the chunk's last tile writes the running total.
+  // consecutive threads to consecutive items; the chunk's last tile records the running
+  // total (finish() writes it).
   __device__ void write_out(std::int64_t tile, std::uint32_t prefix, std::uint32_t count, int buffer) const {
     const std::int64_t out = base + prefix;
     const K* keys = reinterpret_cast<const K*>(s.staged[buffer].keys);
@@ -462,11 +478,7 @@ struct select_agent {
       p.keys_out[out + i] = keys[i];
       if constexpr (has_values) p.values_out[out + i] = values[i];
     }
-    if (tile == p.schedule.num_tiles - 1 && threadIdx.x == 0) {
-      const std::int64_t total = base + prefix + count;
-      p.chunk_totals[p.chunk] = total;
-      *p.num_selected = total;
-    }
+    if (tile == p.schedule.num_tiles - 1 && threadIdx.x == 0) s.chunk_total = base + prefix + count;
   }
 
   // ---- the engine's hooks (device/single_pass.cuh) ----
@@ -494,6 +506,19 @@ struct select_agent {
     if constexpr (Policy::prefetch) load(next, tile);
   }
 
+  // Policy::l2_ahead tiles further (the engine calls it): the warp's keys of a whole tile,
+  // asked of L2 (pointer keys aligned for vector loads).
+  static constexpr int l2_ahead =
+      std::is_pointer_v<KeyIt> && (warp_items * sizeof(K)) % 128 == 0 ? Policy::l2_ahead : 0;
+  __device__ void prefetch_l2(std::int64_t tile) const {
+    if constexpr (l2_ahead > 0) {
+      if (p.vector_keys && (tile + 1) * tile_items <= p.n) {
+        detail::warp_prefetch_l2<static_cast<int>(warp_items * sizeof(K))>(
+            p.keys_in + tile * tile_items + warp * warp_items, lane);
+      }
+    }
+  }
+
   __device__ static int buffer_of(int step) { return buffers == 2 ? (step & 1) : 0; }
 
   __device__ void park(int step) { gather(buffer_of(step)); }
@@ -516,6 +541,7 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
   __shared__ typename agent_t::temp_storage storage;
   agent_t agent(params, storage);
   device::single_pass<agent_t>(agent, params.schedule, storage.engine).run();
+  agent.finish();
 }
 
 // ---- host side ----------------------------------------------------------------------

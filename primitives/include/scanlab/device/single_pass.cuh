@@ -143,6 +143,15 @@ class single_pass {
   using schedule_t = single_pass_schedule<V, K>;
   using storage_t = single_pass_storage<V, K>;
   static_assert(Worker::park_buffers >= 0 && Worker::park_buffers <= 2, "park_buffers: 0, 1 or 2 (single_pass.cuh)");
+  // Optional: Worker::l2_ahead > 0 asks the worker to prefetch_l2(tile) that many tiles
+  // beyond the one it loads ahead (blocks whose tiles are known ahead only).
+  static constexpr int l2_ahead = [] {
+    if constexpr (requires { Worker::l2_ahead; }) {
+      return Worker::l2_ahead;
+    } else {
+      return 0;
+    }
+  }();
 
   __device__ single_pass(Worker& worker, const schedule_t& schedule, storage_t& storage)
       : w_(worker), p_(schedule), s_(storage), warp_(static_cast<int>(threadIdx.x / 32)),
@@ -246,6 +255,10 @@ class single_pass {
       for (int k = 0; k < K; ++k) p_.state[k].publish_aggregate(tile, current.aggregate[k]);
     }
     if (Ahead && tile + stride < p_.num_tiles) w_.prefetch(tile + stride);
+    if constexpr (l2_ahead > 0) {
+      const std::int64_t further = tile + (1 + l2_ahead) * stride;
+      if (Ahead && further < p_.num_tiles) w_.prefetch_l2(further);
+    }
     return current;
   }
 
@@ -275,7 +288,9 @@ class single_pass {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       r.aggregate[k] = t.aggregate[k];
-      if (r.has_prefix) r.prefix[k] = s_.prefix[t.step & 1][k].load();
+      // Defined for tile 0 too: left unset, the register would carry the previous tile's
+      // prefix around the walk, and at the register cap it is spilled (compaction: 6 %).
+      r.prefix[k] = r.has_prefix ? s_.prefix[t.step & 1][k].load() : V{};
     }
     return r;
   }
