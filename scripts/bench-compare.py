@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 
+from bench_common import parse_builds, parse_choices, parse_size, size_label
+
 # name -> (app, arguments before the size); {n} is the element count. Each selects only
 # scanlab's production path where the app can (CUB's rows are dropped anyway).
 BENCHMARKS = {
@@ -47,17 +49,6 @@ BENCHMARKS = {
     "quicksort_abs": ("scanlab-quicksort", ["--generate", "normal", "--dtype", "float32", "--n", "{n}",
                                             "--order", "abs-desc", "--bench"]),
 }
-
-
-def parse_size(text):
-    text = text.strip()
-    if text.startswith("2^"):
-        return 1 << int(text[2:])
-    return int(text)
-
-
-def size_label(n):
-    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
 
 
 def rows_of(path):
@@ -91,16 +82,8 @@ def main():
     parser.add_argument("--out", help="keep the JSON files and write compare.md here")
     opts = parser.parse_args()
 
-    builds = []
-    for b in opts.builds:
-        label, _, path = b.partition("=")
-        if not path or not os.path.isdir(path):
-            parser.error(f"'{b}': expected LABEL=BINDIR with an existing folder")
-        builds.append((label, path))
-    benches = [b for b in opts.only.split(",") if b]
-    for b in benches:
-        if b not in BENCHMARKS:
-            parser.error(f"unknown benchmark '{b}' (known: {', '.join(BENCHMARKS)})")
+    builds = parse_builds(parser, opts.builds)
+    benches = parse_choices(parser, opts.only, list(BENCHMARKS), "benchmark")
     sizes = [parse_size(s) for s in opts.sizes.split(",")]
     out = opts.out or tempfile.mkdtemp(prefix="bench-compare-")
     os.makedirs(out, exist_ok=True)

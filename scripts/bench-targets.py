@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+from bench_common import parse_builds, parse_choices, parse_size, size_label
+
 DISTS = "uniform,entropy-reduced,sorted,few-unique,constant,zipf"
 
 
@@ -92,17 +94,6 @@ def scan_runs():
 GROUPS = ["compact", "partition3", "linrec", "scan", "quicksort", "sort"]
 
 
-def parse_size(text):
-    text = text.strip()
-    return 1 << int(text[2:]) if text.startswith("2^") else int(text)
-
-
-def size_label(n):
-    if n is None:
-        return "file"
-    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
-
-
 def pick(rows, variant):
     """(label, dataset, n, scanlab ms, cub ms, pct of memcpy) for each dataset of a run; variant:
     the production row's name, or {name: label} for runs with several targets."""
@@ -139,16 +130,8 @@ def main():
     parser.add_argument("--out", help="keep the JSON files and write targets.md here")
     opts = parser.parse_args()
 
-    builds = []
-    for b in opts.builds:
-        label, _, path = b.partition("=")
-        if not path or not os.path.isdir(path):
-            parser.error(f"'{b}': expected LABEL=BINDIR with an existing folder")
-        builds.append((label, path))
-    groups = [g for g in opts.only.split(",") if g]
-    for g in groups:
-        if g not in GROUPS:
-            parser.error(f"unknown group '{g}' (known: {', '.join(GROUPS)})")
+    builds = parse_builds(parser, opts.builds)
+    groups = parse_choices(parser, opts.only, GROUPS, "group")
     sizes = [parse_size(s) for s in opts.sizes.split(",")]
     out = opts.out or tempfile.mkdtemp(prefix="bench-targets-")
     os.makedirs(out, exist_ok=True)
