@@ -1,0 +1,317 @@
+// scanlab-reduce: the sum, product, minimum or maximum of a dataset on the GPU (one value, or
+// one per segment), checked against a CPU reference and CUB, and timed against CUB.
+//
+//   scanlab-reduce -i x.npy                           the sum (int64 for int32 data, as np.sum)
+//   scanlab-reduce -i x.npy --op max -o m.npy         the maximum, written as a 1-element array
+//   scanlab-reduce -i x.npy --offsets o.npy -o s.npy  one sum per segment x[o[s], o[s + 1])
+//   scanlab-reduce --n 2^28 --dtype float32 --validate --bench
+//
+// Result types (NumPy's np.sum / np.prod): integer sums and products in 64 bits (int64 for
+// signed data, uint64 for unsigned, wrapping on overflow), floats in their own type; min
+// and max in the data's type. min and max follow NumPy with NaNs: a NaN anywhere gives NaN.
+#include "reduce/reduce_gpu.hpp"
+
+#include "common/bench.hpp"
+#include "common/cli.hpp"
+#include "common/dataset.hpp"
+#include "common/table.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+namespace io = scanlab::io;
+using scanlab::reduce_app::reduce_op;
+
+// Segment boundaries from a file (.npy of any integer dtype; text and raw files are read as
+// int64): at least two, non-decreasing, within [0, n]: an error naming the file and the first
+// offending position otherwise.
+std::vector<std::int64_t> load_offsets(const std::string& path, std::int64_t n) {
+  const io::host_array file = io::read_dataset(path, {.type = io::dtype::i64});
+  if (io::is_float(file.type())) throw std::runtime_error("--offsets " + path + ": integers expected, not " +
+                                                          std::string(io::name(file.type())));
+  const io::host_array wide = io::convert(file, io::dtype::i64, path);
+  const std::span<const std::int64_t> o = wide.as<std::int64_t>();
+  if (o.size() < 2) {
+    throw std::runtime_error("--offsets " + path + ": " + std::to_string(o.size()) +
+                             " values; segment s is [offsets[s], offsets[s + 1]), so at least 2 are needed");
+  }
+  for (std::size_t i = 0; i < o.size(); ++i) {
+    if (o[i] < 0 || o[i] > n) {
+      throw std::runtime_error("--offsets " + path + ": offsets[" + std::to_string(i) + "] = " + std::to_string(o[i]) +
+                               " lies outside [0, " + std::to_string(n) + "] (the input's length)");
+    }
+    if (i > 0 && o[i] < o[i - 1]) {
+      throw std::runtime_error("--offsets " + path + ": offsets[" + std::to_string(i) + "] = " +
+                               std::to_string(o[i]) + " is below offsets[" + std::to_string(i - 1) +
+                               "] = " + std::to_string(o[i - 1]) + " (they must not decrease)");
+    }
+  }
+  return {o.begin(), o.end()};
+}
+
+// The CPU reference of one segment, in the result type, and how far a correct GPU result may
+// lie from it: min, max and integers exactly (integers wrap on the unsigned 64-bit pattern,
+// which C++ defines); float sums in long double, within n * eps * sum |x| (any summation
+// order); float products within (n + 4) * eps relative (each product rounds once).
+template <class Acc>
+struct reference {
+  Acc value;
+  double slack = 0;  // absolute; exact (bits, or both NaN) when 0 and not `approximate`
+  bool approximate = false;
+};
+
+template <class T, class Acc>
+reference<Acc> reduce_cpu(std::span<const T> x, reduce_op op, Acc init) {
+  if constexpr (std::is_same_v<T, Acc>) {  // min and max keep the data's type
+    if (op == reduce_op::min || op == reduce_op::max) {
+      Acc r = init;
+      for (const T v : x) {
+        if constexpr (std::is_floating_point_v<Acc>) {
+          // NaN anywhere gives NaN; -0.0 below +0.0 (scanlab::minimum / maximum).
+          if (std::isnan(r) || std::isnan(v)) {
+            r = std::numeric_limits<Acc>::quiet_NaN();
+            continue;
+          }
+          const bool below = v < r || (v == r && std::signbit(v) && !std::signbit(r));
+          const bool above = v > r || (v == r && !std::signbit(v) && std::signbit(r));
+          if (op == reduce_op::min ? below : above) r = v;
+        } else {
+          if (op == reduce_op::min ? v < r : v > r) r = v;
+        }
+      }
+      return {r};
+    }
+  }
+  if constexpr (std::is_floating_point_v<Acc>) {
+    constexpr double eps = std::numeric_limits<Acc>::epsilon();
+    const double terms = static_cast<double>(x.size()) + 1;
+    long double r = init;
+    long double magnitude = std::fabs(static_cast<long double>(init));
+    for (const T v : x) {
+      if (op == reduce_op::sum) {
+        r += v;
+        magnitude += std::fabs(static_cast<long double>(v));
+      } else {
+        r *= v;
+      }
+    }
+    const auto value = static_cast<Acc>(r);
+    const double slack = op == reduce_op::sum
+                             ? terms * eps * static_cast<double>(magnitude) + std::numeric_limits<Acc>::denorm_min()
+                             : (terms + 4) * eps * std::fabs(static_cast<double>(value)) +
+                                   terms * std::numeric_limits<Acc>::min();
+    return {value, slack, true};
+  } else {
+    std::uint64_t r = static_cast<std::uint64_t>(init);
+    for (const T v : x) {
+      const auto u = static_cast<std::uint64_t>(static_cast<Acc>(v));
+      r = op == reduce_op::sum ? r + u : r * u;
+    }
+    return {static_cast<Acc>(r)};
+  }
+}
+
+template <class Acc>
+bool agrees(Acc got, const reference<Acc>& want) {
+  if constexpr (std::is_floating_point_v<Acc>) {
+    if (std::isnan(want.value) || std::isnan(got)) return std::isnan(want.value) && std::isnan(got);
+    if (!want.approximate || std::isinf(want.value) || std::isinf(got)) {
+      return got == want.value && (want.approximate || std::signbit(got) == std::signbit(want.value));
+    }
+    return std::fabs(static_cast<double>(got) - static_cast<double>(want.value)) <= want.slack;
+  } else {
+    return got == want.value;
+  }
+}
+
+// Shortest text that reads back as the same value of its type.
+template <class V>
+std::string format_value(V v) {
+  if constexpr (std::is_floating_point_v<V>) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "%.*g", std::is_same_v<V, float> ? 9 : 17, static_cast<double>(v));
+    return buffer;
+  } else {
+    return std::to_string(v);
+  }
+}
+
+std::string text_of(const io::host_array& values, std::int64_t i) {
+  return io::visit(values.type(), [&]<class V>() { return format_value(values.as<V>()[static_cast<std::size_t>(i)]); });
+}
+
+struct check_result {
+  std::string against;
+  bool passed = true;
+  std::string detail;
+};
+
+// --init as one value of the result type, or an error saying what was expected.
+io::host_array parse_init(const std::string& text, io::dtype type) {
+  const std::string expected = "--init '" + text + "': expected one " + std::string(io::name(type)) +
+                               " value (the result's type)";
+  io::host_array value;
+  try {
+    value = io::parse_text(text, "init.txt", type, "");
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(expected + ": " + e.what());
+  }
+  if (value.size() != 1) throw std::invalid_argument(expected);
+  return value;
+}
+
+// The result type of a sum or product of T (reduce_gpu.hpp: NumPy's rule).
+template <class T>
+using wide_t = std::conditional_t<std::is_floating_point_v<T>, T,
+                                  std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+
+// scanlab's values (and CUB's) against the CPU reference, segment by segment.
+template <class T, class Acc>
+std::vector<check_result> validate_typed(std::span<const T> xs, const std::vector<std::int64_t>& offsets,
+                                         const scanlab::reduce_app::gpu_report& report, reduce_op op) {
+  const std::int64_t segments = report.result.size();
+  const Acc init = report.init.as<Acc>()[0];
+  std::vector<reference<Acc>> want;
+  for (std::int64_t s = 0; s < segments; ++s) {
+    const std::int64_t b = offsets.empty() ? 0 : offsets[static_cast<std::size_t>(s)];
+    const auto e = offsets.empty() ? static_cast<std::int64_t>(xs.size()) : offsets[static_cast<std::size_t>(s) + 1];
+    want.push_back(
+        reduce_cpu<T, Acc>(xs.subspan(static_cast<std::size_t>(b), static_cast<std::size_t>(e - b)), op, init));
+  }
+  const auto compare = [&](const io::host_array& got, const std::string& who) {
+    const std::span<const Acc> g = got.as<Acc>();
+    for (std::int64_t s = 0; s < segments; ++s) {
+      const auto i = static_cast<std::size_t>(s);
+      if (!agrees(g[i], want[i])) {
+        return check_result{who, false,
+                            (segments > 1 ? "segment " + std::to_string(s) + ": " : std::string()) + "got " +
+                                text_of(got, s) + ", the CPU reference gives " + format_value(want[i].value)};
+      }
+    }
+    return check_result{who, true, segments > 1 ? std::to_string(segments) + " segments agree" : "agrees"};
+  };
+  std::vector<check_result> checks{compare(report.result, "scanlab vs CPU")};
+  if (report.cub) checks.push_back(compare(*report.cub, report.cub_call + " vs CPU"));
+  return checks;
+}
+
+std::vector<check_result> validate(const io::host_array& x, const std::vector<std::int64_t>& offsets,
+                                   const scanlab::reduce_app::gpu_report& report, reduce_op op) {
+  return io::visit(x.type(), [&]<class T>() {
+    if (op == reduce_op::min || op == reduce_op::max) return validate_typed<T, T>(x.as<T>(), offsets, report, op);
+    return validate_typed<T, wide_t<T>>(x.as<T>(), offsets, report, op);
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  scanlab::cli::app app("scanlab-reduce",
+                        "Sum, product, minimum or maximum of a dataset on the GPU, whole or by segments "
+                        "(--offsets), checked against a CPU reference and CUB (--validate) and timed against CUB "
+                        "(--bench).");
+  CLI::App& parser = app.parser();
+  std::string op_text = "sum";
+  std::string init_text;
+  std::string offsets_path;
+  parser.add_option("--op", op_text, "sum, prod, min or max")
+      ->check(CLI::IsMember({"sum", "prod", "min", "max"}))
+      ->capture_default_str();
+  parser.add_option("--init", init_text,
+                    "Initial value, in the result's type (default: the operator's identity: 0, 1, +inf or the "
+                    "type's largest value, -inf or its lowest)");
+  parser.add_option("--offsets", offsets_path,
+                    "Segment boundaries (integers, non-decreasing, within [0, n]): one result per segment "
+                    "x[o[s], o[s + 1]); an empty segment gives the initial value")
+      ->check(CLI::ExistingFile);
+  parser.footer(
+      "Result types follow NumPy's np.sum/np.prod: integer sums and products in int64 (signed data) or uint64 "
+      "(unsigned data), wrapping on overflow; floats in their own type; min and max in the data's type, a NaN "
+      "anywhere giving NaN. -o writes the result as an array (one element, or one per segment).\n"
+      "Exit codes: 0 success, 1 error (also: a validation failed), 2 bad command line, 3 no usable GPU.");
+
+  return app.run(argc, argv, [&] {
+    const auto& o = app.options();
+    reduce_op op = reduce_op::sum;
+    for (const reduce_op candidate : scanlab::reduce_app::all_ops) {
+      if (op_text == scanlab::reduce_app::name(candidate)) op = candidate;
+    }
+    // Inputs first: a bad file, offset or initial value is reported before the GPU is touched.
+    const io::host_array x = app.load_input();
+    if (x.shape().size() > 1) spdlog::info("the input is {}-D: using its {} elements in C order", x.shape().size(), x.size());
+    std::vector<std::int64_t> offsets;
+    if (!offsets_path.empty()) offsets = load_offsets(offsets_path, x.size());
+    const io::dtype result_type = scanlab::reduce_app::result_dtype(x.type(), op);
+    scanlab::reduce_app::gpu_request request;
+    request.op = op;
+    if (!init_text.empty()) request.init = parse_init(init_text, result_type);
+
+    app.select_device();
+    request.compare = o.validate;
+    request.bench = o.bench;
+    request.repeat = o.repeat;
+    request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
+    spdlog::info("{} of {} x {} ({}){}", op_text, x.size(), io::name(x.type()), io::name(result_type),
+                 offsets.empty() ? "" : ", " + std::to_string(offsets.size() - 1) + " segments");
+    const auto report = scanlab::reduce_app::run_gpu(x, offsets, request);
+
+    const std::int64_t segments = report.result.size();
+    if (offsets.empty()) {
+      std::cout << op_text << " = " << text_of(report.result, 0) << " (" << io::name(result_type) << ")\n";
+    } else {
+      std::cout << segments << " segments, " << op_text << " of each (" << io::name(result_type) << "):";
+      for (std::int64_t s = 0; s < std::min<std::int64_t>(segments, 8); ++s) std::cout << ' ' << text_of(report.result, s);
+      std::cout << (segments > 8 ? " ...\n" : "\n");
+    }
+
+    nlohmann::json json;
+    json["n"] = x.size();
+    json["dtype"] = io::name(x.type());
+    json["op"] = op_text;
+    json["result_dtype"] = io::name(result_type);
+    json["segments"] = offsets.empty() ? nlohmann::json(nullptr) : nlohmann::json(segments);
+    if (segments <= 1024) {
+      nlohmann::json values = nlohmann::json::array();
+      for (std::int64_t s = 0; s < segments; ++s) values.push_back(text_of(report.result, s));
+      json["result"] = values;
+    }
+    bool failed = false;
+    if (o.validate) {
+      const auto checks = validate(x, offsets, report, op);
+      scanlab::text_table table({"check", "result"});
+      nlohmann::json validation = nlohmann::json::array();
+      for (const auto& c : checks) {
+        failed = failed || !c.passed;
+        table.add_row({c.against, (c.passed ? "pass: " : "FAIL: ") + c.detail});
+        validation.push_back({{"against", c.against}, {"passed", c.passed}, {"detail", c.detail}});
+      }
+      std::cout << '\n';
+      table.print(std::cout);
+      json["validation"] = validation;
+    }
+    if (o.bench) {
+      std::cout << '\n';
+      scanlab::bench::print_results(std::cout, report.rows, report.memcpy_gbps);
+      std::cout << "bytes: the input read once (and the offsets), the results written once.\n";
+      json["bench"] = scanlab::bench::to_json(report.rows, scanlab::bench::query_device(o.device), report.memcpy_gbps);
+    }
+    if (!o.output.empty()) {
+      io::write_dataset(o.output, report.result);
+      spdlog::info("wrote {} ({} x {})", o.output, segments, io::name(result_type));
+    }
+    if (!o.json.empty()) scanlab::bench::write_json(o.json, json);
+    return failed ? scanlab::cli::exit_error : scanlab::cli::exit_ok;
+  });
+}
