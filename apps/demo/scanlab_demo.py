@@ -66,6 +66,10 @@ def plan(data, quick):
              ["reduce", "--sizes", n, "--types", "int32,float32", "--variants", "production"]),
         Step("scan", "scanlab-bench", "inclusive scan", "",
              ["scan", "--sizes", n, "--types", "int32,float32", "--variants", "production"]),
+        # The reduction app on data: a uint8 sum into uint64 (NumPy's rule); the ECG's peak.
+        Step("reduce_uint8", "scanlab-reduce", "reduce sum", "uniform", ["--n", n, "--dtype", "uint8"]),
+        Step("reduce_ecg_adc", "scanlab-reduce", "reduce max", "ECG (ADC counts)", ["-i", adc, "--op", "max"],
+             [adc]),
         # Norms: generated, and the RMS of a real signal.
         Step("norms_uniform", "scanlab-norms", "norms", "uniform [0,1)", ["--n", n, "--what", "dot,rms"],
              by_suite=True),
