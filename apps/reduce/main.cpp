@@ -172,11 +172,6 @@ io::host_array parse_init(const std::string& text, io::dtype type) {
   return value;
 }
 
-// The result type of a sum or product of T (reduce_gpu.hpp: NumPy's rule).
-template <class T>
-using wide_t = std::conditional_t<std::is_floating_point_v<T>, T,
-                                  std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
-
 // scanlab's values (and CUB's) against the CPU reference, segment by segment.
 template <class T, class Acc>
 std::vector<check_result> validate_typed(std::span<const T> xs, const std::vector<std::int64_t>& offsets,
@@ -210,8 +205,10 @@ std::vector<check_result> validate_typed(std::span<const T> xs, const std::vecto
 std::vector<check_result> validate(const io::host_array& x, const std::vector<std::int64_t>& offsets,
                                    const scanlab::reduce_app::gpu_report& report, reduce_op op) {
   return io::visit(x.type(), [&]<class T>() {
-    if (op == reduce_op::min || op == reduce_op::max) return validate_typed<T, T>(x.as<T>(), offsets, report, op);
-    return validate_typed<T, wide_t<T>>(x.as<T>(), offsets, report, op);
+    if (op == reduce_op::min || op == reduce_op::max) {
+      return validate_typed<T, scanlab::reduce_app::result_t<T, reduce_op::max>>(x.as<T>(), offsets, report, op);
+    }
+    return validate_typed<T, scanlab::reduce_app::result_t<T, reduce_op::sum>>(x.as<T>(), offsets, report, op);
   });
 }
 
@@ -226,8 +223,10 @@ int main(int argc, char** argv) {
   std::string op_text = "sum";
   std::string init_text;
   std::string offsets_path;
+  std::vector<std::string> op_names;
+  for (const reduce_op op : scanlab::reduce_app::all_ops) op_names.emplace_back(scanlab::reduce_app::name(op));
   parser.add_option("--op", op_text, "sum, prod, min or max")
-      ->check(CLI::IsMember({"sum", "prod", "min", "max"}))
+      ->check(CLI::IsMember(op_names))
       ->capture_default_str();
   parser.add_option("--init", init_text,
                     "Initial value, in the result's type (default: the operator's identity: 0, 1, +inf or the "

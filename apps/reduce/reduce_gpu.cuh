@@ -25,12 +25,6 @@ namespace scanlab::reduce_app {
 
 namespace detail {
 
-// The accumulator of T under op (reduce_gpu.hpp: NumPy's rule).
-template <class T, reduce_op Op>
-using accumulator_t =
-    std::conditional_t<Op == reduce_op::min || Op == reduce_op::max || std::is_floating_point_v<T>, T,
-                       std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
-
 template <reduce_op Op>
 using functor_t = std::conditional_t<
     Op == reduce_op::sum, scanlab::plus,
@@ -48,7 +42,7 @@ struct to_accumulator {
 
 template <class T, reduce_op Op>
 gpu_report run(const io::host_array& x, std::span<const std::int64_t> offsets, const gpu_request& request) {
-  using Acc = accumulator_t<T, Op>;
+  using Acc = result_t<T, Op>;  // the accumulator too
   using F = functor_t<Op>;
   const F op{};
   const Acc init = request.init ? request.init->as<Acc>()[0] : scanlab::identity<F, Acc>::value();

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace scanlab::reduce_app {
@@ -33,10 +34,18 @@ constexpr std::string_view name(reduce_op op) {
   return "?";
 }
 
-// The result's dtype for an input dtype (NumPy's rule above).
-constexpr io::dtype result_dtype(io::dtype input, reduce_op op) {
-  if (op == reduce_op::min || op == reduce_op::max || io::is_float(input)) return input;
-  return io::is_signed(input) ? io::dtype::i64 : io::dtype::u64;
+// The result (and accumulator) type of op over T (NumPy's rule above): the one statement of
+// the rule; the GPU side accumulates in it, the CPU reference checks in it.
+template <class T, reduce_op Op>
+using result_t = std::conditional_t<Op == reduce_op::min || Op == reduce_op::max || std::is_floating_point_v<T>, T,
+                                    std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+
+// The result's dtype for an input dtype: result_t, at run time.
+inline io::dtype result_dtype(io::dtype input, reduce_op op) {
+  return io::visit(input, [&]<class T>() {
+    return op == reduce_op::min || op == reduce_op::max ? io::dtype_of<T>()
+                                                         : io::dtype_of<result_t<T, reduce_op::sum>>();
+  });
 }
 
 struct gpu_request {
