@@ -15,6 +15,7 @@
 #include "common/cli.hpp"
 #include "common/dataset.hpp"
 #include "common/table.hpp"
+#include "common/values.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -34,33 +35,6 @@ namespace {
 namespace io = scanlab::io;
 using scanlab::reduce_app::reduce_op;
 
-// Segment boundaries from a file (.npy of any integer dtype; text and raw files are read as
-// int64): at least two, non-decreasing, within [0, n]: an error naming the file and the first
-// offending position otherwise.
-std::vector<std::int64_t> load_offsets(const std::string& path, std::int64_t n) {
-  const io::host_array file = io::read_dataset(path, {.type = io::dtype::i64});
-  if (io::is_float(file.type())) throw std::runtime_error("--offsets " + path + ": integers expected, not " +
-                                                          std::string(io::name(file.type())));
-  const io::host_array wide = io::convert(file, io::dtype::i64, path);
-  const std::span<const std::int64_t> o = wide.as<std::int64_t>();
-  if (o.size() < 2) {
-    throw std::runtime_error("--offsets " + path + ": " + std::to_string(o.size()) +
-                             " values; segment s is [offsets[s], offsets[s + 1]), so at least 2 are needed");
-  }
-  for (std::size_t i = 0; i < o.size(); ++i) {
-    if (o[i] < 0 || o[i] > n) {
-      throw std::runtime_error("--offsets " + path + ": offsets[" + std::to_string(i) + "] = " + std::to_string(o[i]) +
-                               " lies outside [0, " + std::to_string(n) + "] (the input's length)");
-    }
-    if (i > 0 && o[i] < o[i - 1]) {
-      throw std::runtime_error("--offsets " + path + ": offsets[" + std::to_string(i) + "] = " +
-                               std::to_string(o[i]) + " is below offsets[" + std::to_string(i - 1) +
-                               "] = " + std::to_string(o[i - 1]) + " (they must not decrease)");
-    }
-  }
-  return {o.begin(), o.end()};
-}
-
 // The CPU reference of one segment, in the result type, and how far a correct GPU result may
 // lie from it: min, max and integers exactly (integers wrap on the unsigned 64-bit pattern,
 // which C++ defines); float sums in long double, within n * eps * sum |x| (any summation
@@ -77,20 +51,7 @@ reference<Acc> reduce_cpu(std::span<const T> x, reduce_op op, Acc init) {
   if constexpr (std::is_same_v<T, Acc>) {  // min and max keep the data's type
     if (op == reduce_op::min || op == reduce_op::max) {
       Acc r = init;
-      for (const T v : x) {
-        if constexpr (std::is_floating_point_v<Acc>) {
-          // NaN anywhere gives NaN; -0.0 below +0.0 (scanlab::minimum / maximum).
-          if (std::isnan(r) || std::isnan(v)) {
-            r = std::numeric_limits<Acc>::quiet_NaN();
-            continue;
-          }
-          const bool below = v < r || (v == r && std::signbit(v) && !std::signbit(r));
-          const bool above = v > r || (v == r && !std::signbit(v) && std::signbit(r));
-          if (op == reduce_op::min ? below : above) r = v;
-        } else {
-          if (op == reduce_op::min ? v < r : v > r) r = v;
-        }
-      }
+      for (const T v : x) r = scanlab::ops::apply(op, r, v);  // NaN-aware, -0.0 below +0.0
       return {r};
     }
   }
@@ -136,41 +97,11 @@ bool agrees(Acc got, const reference<Acc>& want) {
   }
 }
 
-// Shortest text that reads back as the same value of its type.
-template <class V>
-std::string format_value(V v) {
-  if constexpr (std::is_floating_point_v<V>) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "%.*g", std::is_same_v<V, float> ? 9 : 17, static_cast<double>(v));
-    return buffer;
-  } else {
-    return std::to_string(v);
-  }
-}
-
-std::string text_of(const io::host_array& values, std::int64_t i) {
-  return io::visit(values.type(), [&]<class V>() { return format_value(values.as<V>()[static_cast<std::size_t>(i)]); });
-}
-
 struct check_result {
   std::string against;
   bool passed = true;
   std::string detail;
 };
-
-// --init as one value of the result type, or an error saying what was expected.
-io::host_array parse_init(const std::string& text, io::dtype type) {
-  const std::string expected = "--init '" + text + "': expected one " + std::string(io::name(type)) +
-                               " value (the result's type)";
-  io::host_array value;
-  try {
-    value = io::parse_text(text, "init.txt", type, "");
-  } catch (const std::exception& e) {
-    throw std::invalid_argument(expected + ": " + e.what());
-  }
-  if (value.size() != 1) throw std::invalid_argument(expected);
-  return value;
-}
 
 // scanlab's values (and CUB's) against the CPU reference, segment by segment.
 template <class T, class Acc>
@@ -192,7 +123,7 @@ std::vector<check_result> validate_typed(std::span<const T> xs, const std::vecto
       if (!agrees(g[i], want[i])) {
         return check_result{who, false,
                             (segments > 1 ? "segment " + std::to_string(s) + ": " : std::string()) + "got " +
-                                text_of(got, s) + ", the CPU reference gives " + format_value(want[i].value)};
+                                io::text_of(got, s) + ", the CPU reference gives " + io::format_value(want[i].value)};
       }
     }
     return check_result{who, true, segments > 1 ? std::to_string(segments) + " segments agree" : "agrees"};
@@ -251,11 +182,11 @@ int main(int argc, char** argv) {
     const io::host_array x = app.load_input();
     if (x.shape().size() > 1) spdlog::info("the input is {}-D: using its {} elements in C order", x.shape().size(), x.size());
     std::vector<std::int64_t> offsets;
-    if (!offsets_path.empty()) offsets = load_offsets(offsets_path, x.size());
+    if (!offsets_path.empty()) offsets = io::load_offsets(offsets_path, x.size());
     const io::dtype result_type = scanlab::reduce_app::result_dtype(x.type(), op);
     scanlab::reduce_app::gpu_request request;
     request.op = op;
-    if (!init_text.empty()) request.init = parse_init(init_text, result_type);
+    if (!init_text.empty()) request.init = io::parse_value("--init", init_text, result_type);
 
     app.select_device();
     request.compare = o.validate;
@@ -268,10 +199,10 @@ int main(int argc, char** argv) {
 
     const std::int64_t segments = report.result.size();
     if (offsets.empty()) {
-      std::cout << op_text << " = " << text_of(report.result, 0) << " (" << io::name(result_type) << ")\n";
+      std::cout << op_text << " = " << io::text_of(report.result, 0) << " (" << io::name(result_type) << ")\n";
     } else {
       std::cout << segments << " segments, " << op_text << " of each (" << io::name(result_type) << "):";
-      for (std::int64_t s = 0; s < std::min<std::int64_t>(segments, 8); ++s) std::cout << ' ' << text_of(report.result, s);
+      for (std::int64_t s = 0; s < std::min<std::int64_t>(segments, 8); ++s) std::cout << ' ' << io::text_of(report.result, s);
       std::cout << (segments > 8 ? " ...\n" : "\n");
     }
 
@@ -283,7 +214,7 @@ int main(int argc, char** argv) {
     json["segments"] = offsets.empty() ? nlohmann::json(nullptr) : nlohmann::json(segments);
     if (segments <= 1024) {
       nlohmann::json values = nlohmann::json::array();
-      for (std::int64_t s = 0; s < segments; ++s) values.push_back(text_of(report.result, s));
+      for (std::int64_t s = 0; s < segments; ++s) values.push_back(io::text_of(report.result, s));
       json["result"] = values;
     }
     bool failed = false;

@@ -6,6 +6,7 @@
 #include "reduce/reduce_gpu.hpp"
 
 #include "common/device_buffer.hpp"
+#include "common/operators.cuh"
 
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
@@ -25,20 +26,8 @@ namespace scanlab::reduce_app {
 
 namespace detail {
 
-template <reduce_op Op>
-using functor_t = std::conditional_t<
-    Op == reduce_op::sum, scanlab::plus,
-    std::conditional_t<Op == reduce_op::prod, scanlab::multiplies,
-                       std::conditional_t<Op == reduce_op::min, scanlab::minimum, scanlab::maximum>>>;
-
-// CUB's operators see the accumulator type on both sides: its input is read through this.
-template <class Acc>
-struct to_accumulator {
-  template <class T>
-  __host__ __device__ Acc operator()(T x) const {
-    return static_cast<Acc>(x);
-  }
-};
+using ops::functor_t;
+using ops::to_accumulator;
 
 template <class T, reduce_op Op>
 gpu_report run(const io::host_array& x, std::span<const std::int64_t> offsets, const gpu_request& request) {

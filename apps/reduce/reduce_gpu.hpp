@@ -2,13 +2,14 @@
 // CMake) behind a plain C++ interface, so main.cpp (CLI, CPU reference, JSON) never sees a
 // CUDA header.
 //
-// The accumulator (and result) type follows NumPy's np.sum / np.prod: integers are summed and
-// multiplied in 64 bits (int64 for signed inputs, uint64 for unsigned ones, wrapping on
-// overflow), floats in their own type; min and max keep the input type.
+// The accumulator (and result) type follows NumPy's np.sum / np.prod (ops::result_t):
+// integers are summed and multiplied in 64 bits, floats in their own type; min and max keep
+// the input type.
 #pragma once
 
 #include "common/array.hpp"
 #include "common/bench.hpp"
+#include "common/operators.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -20,33 +21,13 @@
 
 namespace scanlab::reduce_app {
 
-enum class reduce_op { sum, prod, min, max };
-
-inline constexpr reduce_op all_ops[] = {reduce_op::sum, reduce_op::prod, reduce_op::min, reduce_op::max};
-
-constexpr std::string_view name(reduce_op op) {
-  switch (op) {
-    case reduce_op::sum: return "sum";
-    case reduce_op::prod: return "prod";
-    case reduce_op::min: return "min";
-    case reduce_op::max: return "max";
-  }
-  return "?";
-}
-
-// The result (and accumulator) type of op over T (NumPy's rule above): the one statement of
-// the rule; the GPU side accumulates in it, the CPU reference checks in it.
+// The operators and their result types: apps/common/operators.hpp (shared with scanlab-scan).
+using reduce_op = ops::op_id;
+inline constexpr const auto& all_ops = ops::all;
+using ops::name;
 template <class T, reduce_op Op>
-using result_t = std::conditional_t<Op == reduce_op::min || Op == reduce_op::max || std::is_floating_point_v<T>, T,
-                                    std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
-
-// The result's dtype for an input dtype: result_t, at run time.
-inline io::dtype result_dtype(io::dtype input, reduce_op op) {
-  return io::visit(input, [&]<class T>() {
-    return op == reduce_op::min || op == reduce_op::max ? io::dtype_of<T>()
-                                                         : io::dtype_of<result_t<T, reduce_op::sum>>();
-  });
-}
+using result_t = ops::result_t<T, Op>;
+using ops::result_dtype;
 
 struct gpu_request {
   reduce_op op = reduce_op::sum;

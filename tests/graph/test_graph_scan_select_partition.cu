@@ -147,7 +147,7 @@ TEST_F(graph_scan, LaunchModes) {
     std::uint32_t* out = d_out.data();
     const auto graph = capture_variants<3>(stream(), [=](int k) {
       return [=](void* t, std::size_t& b, cudaStream_t s) {
-        return scanlab::scan_detail::dispatch_scan<policy>(t, b, in, out + k * n, n, false, 0u, scanlab::plus{}, s,
+        return scanlab::scan_detail::dispatch_scan<policy>(t, b, in, out + k * n, n, scanlab::scan_detail::scan_kind::inclusive, 0u, scanlab::plus{}, s,
                                                            modes[k]);
       };
     });

@@ -364,13 +364,13 @@ TYPED_TEST(minmax_nan, Scan) {
                                      std::to_string(config.max_blocks);
             const auto run = [&](auto op) {
               std::size_t bytes = 0;
-              SCANLAB_CHECK(scan_detail::dispatch_scan<policy>(nullptr, bytes, d_in.data(), d_out.data(), n, exclusive,
+              SCANLAB_CHECK(scan_detail::dispatch_scan<policy>(nullptr, bytes, d_in.data(), d_out.data(), n, scan_detail::kind_of(exclusive),
                                                                identity_of<T>(w), op, nullptr, config));
               device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
               temp.fill_bytes(0xA5);
               d_out.fill_bytes(0x5A);
               SCANLAB_CHECK(scan_detail::dispatch_scan<policy>(temp.data(), bytes, d_in.data(), d_out.data(), n,
-                                                               exclusive, identity_of<T>(w), op, nullptr, config));
+                                                               scan_detail::kind_of(exclusive), identity_of<T>(w), op, nullptr, config));
               SCANLAB_CHECK(cudaDeviceSynchronize());
             };
             if (w == which::min) run(scanlab::minimum{});

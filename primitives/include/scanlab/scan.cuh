@@ -71,11 +71,11 @@ namespace scan_detail {
 
 template <class Policy, class InputIt, class OutputIt, class T, class Op>
 [[nodiscard]] cudaError_t scan(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out, std::int64_t n,
-                               bool exclusive, T init, Op op, cudaStream_t stream,
+                               scan_kind kind, T init, Op op, cudaStream_t stream,
                                const single_pass_options& options) {
   if (!detail::valid_options(options)) return cudaErrorInvalidValue;
   using policy = detail::resolve_policy_t<Policy, device::default_scan_policy<T>>;
-  return dispatch_scan<policy>(d_temp, temp_bytes, d_in, d_out, n, exclusive, init, op, stream,
+  return dispatch_scan<policy>(d_temp, temp_bytes, d_in, d_out, n, kind, init, op, stream,
                                detail::to_dispatch_options<scan_options>(options));
 }
 
@@ -87,7 +87,18 @@ template <class Policy = default_policy, class InputIt, class OutputIt, class Op
                                          std::int64_t n, Op op, cudaStream_t stream = nullptr,
                                          const single_pass_options& options = {}) {
   using T = std::remove_cv_t<typename std::iterator_traits<InputIt>::value_type>;
-  return scan_detail::scan<Policy>(d_temp, temp_bytes, d_in, d_out, n, false, T{}, op, stream, options);
+  return scan_detail::scan<Policy>(d_temp, temp_bytes, d_in, d_out, n, scan_detail::scan_kind::inclusive, T{}, op,
+                                   stream, options);
+}
+
+// out[i] = init op in[0] op ... op in[i], accumulated in T (init's type): a wider
+// accumulator (int64 sums of int32 data) or a running value carried over from an earlier call.
+template <class Policy = default_policy, class InputIt, class OutputIt, class T, class Op>
+[[nodiscard]] cudaError_t inclusive_scan_init(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
+                                              std::int64_t n, T init, Op op, cudaStream_t stream = nullptr,
+                                              const single_pass_options& options = {}) {
+  return scan_detail::scan<Policy>(d_temp, temp_bytes, d_in, d_out, n, scan_detail::scan_kind::inclusive_init, init,
+                                   op, stream, options);
 }
 
 // out[0] = init, out[i] = init op in[0] op ... op in[i-1], accumulated in T (init's type).
@@ -95,7 +106,8 @@ template <class Policy = default_policy, class InputIt, class OutputIt, class T,
 [[nodiscard]] cudaError_t exclusive_scan(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
                                          std::int64_t n, T init, Op op, cudaStream_t stream = nullptr,
                                          const single_pass_options& options = {}) {
-  return scan_detail::scan<Policy>(d_temp, temp_bytes, d_in, d_out, n, true, init, op, stream, options);
+  return scan_detail::scan<Policy>(d_temp, temp_bytes, d_in, d_out, n, scan_detail::scan_kind::exclusive, init, op,
+                                   stream, options);
 }
 
 // Prefix sums.

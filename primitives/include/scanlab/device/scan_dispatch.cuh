@@ -53,7 +53,7 @@ constexpr std::size_t scan_temp_bytes(std::int64_t num_tiles) {
 
 template <class Tuning, class InputIt, class OutputIt, class T, class Op>
 [[nodiscard]] cudaError_t dispatch_scan(void* d_temp, std::size_t& temp_bytes, InputIt d_in, OutputIt d_out,
-                                        std::int64_t n, bool exclusive, T init, Op op, cudaStream_t stream,
+                                        std::int64_t n, scan_kind kind, T init, Op op, cudaStream_t stream,
                                         scan_options options = {}) {
   static_assert(arch::table_fits<Tuning>([](auto policy) {
                   return scan_agent<typename decltype(policy)::type, InputIt, OutputIt, T, Op>::smem_bytes;
@@ -76,7 +76,8 @@ template <class Tuning, class InputIt, class OutputIt, class T, class Op>
                                                  .init = init,
                                                  .op = op,
                                                  .schedule = {{device::tile_state<T>(base, num_tiles)}, num_tiles, {}},
-                                                 .exclusive = exclusive,
+                                                 .exclusive = kind == scan_kind::exclusive,
+                                                 .has_init = kind != scan_kind::inclusive,
                                                  .vector_load = false,
                                                  .vector_store = false};
     if constexpr (std::is_pointer_v<InputIt>) params.vector_load = reinterpret_cast<std::uintptr_t>(d_in) % 16 == 0;

@@ -37,15 +37,21 @@ namespace scanlab::scan_detail {
 
 using scan_mode = device::single_pass_mode;
 
+// What each output holds: in[0] op ... op in[i] (inclusive), init op in[0] op ... op in[i]
+// (inclusive_init), or init op in[0] op ... op in[i - 1] (exclusive).
+enum class scan_kind : unsigned char { inclusive, inclusive_init, exclusive };
+constexpr scan_kind kind_of(bool exclusive) { return exclusive ? scan_kind::exclusive : scan_kind::inclusive; }
+
 template <class InputIt, class OutputIt, class T, class Op>
 struct scan_params {
   InputIt in;
   OutputIt out;
   std::int64_t n;
-  T init;  // exclusive only
+  T init;  // inclusive_init and exclusive only
   Op op;
   device::single_pass_schedule<T> schedule;
-  bool exclusive;
+  bool exclusive;     // kind == exclusive
+  bool has_init;      // kind != inclusive
   bool vector_load;   // d_in is 16-byte aligned (checked by the dispatcher)
   bool vector_store;  // d_out is 16-byte aligned
 };
@@ -267,11 +273,11 @@ struct scan_agent {
     }
   }
 
-  // The tile's prefix as used for its items: init op E for exclusive scans (init alone
-  // for tile 0), E for inclusive ones (nothing for tile 0).
+  // The tile's prefix as used for its items: init op E for scans with an initial value
+  // (init alone for tile 0), E for the others (nothing for tile 0).
   __device__ maybe<T> seeded(bool has_prefix, const T& prefix) const {
     maybe<T> m;
-    if (p.exclusive) {
+    if (p.has_init) {
       m.value = has_prefix ? p.op(p.init, prefix) : p.init;
       m.valid = true;
     } else {
@@ -283,7 +289,7 @@ struct scan_agent {
 
   // Chunk v of a locally scanned tile becomes output: the seeded prefix (if any) op each item.
   __device__ void finish(int v, T (&chunk)[C], const maybe<T>& seed) const {
-    if (!seed.valid) return;  // inclusive tile 0
+    if (!seed.valid) return;  // tile 0 of an inclusive scan without init
 #pragma unroll
     for (int c = 0; c < C; ++c) chunk[c] = p.op(seed.value, chunk[c]);
     if (p.exclusive && threadIdx.x == 0 && v == 0) chunk[0] = seed.value;  // the tile's first item

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Tests of scanlab-scan as users run it.
+# Usage: scan_app_test.sh CASE BINDIR
+#   Errors    bad keys, offsets and initial values: one line naming the problem, exit 1 or
+#             2, nothing written under -o; they are found before a GPU is looked for, so
+#             this runs everywhere
+#   Validate  every dtype and operator, inclusive and exclusive, with and without --init,
+#             whole, by key (narrow and wide keys, short and long runs) and by offsets
+#             (empty segments, boundaries at n), n = 0, 1 and 1000003, NaNs in floats:
+#             --validate against the CPU reference and CUB passes and -o writes n results
+#             (skipped without a GPU: exit 77)
+set -uo pipefail
+case_name="$1" bin="$2"
+app="$bin/scanlab-scan" gen="$bin/scanlab-gen"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+status=0
+fail() { echo "FAIL: $*"; status=1; }
+
+# expect_error EXIT_CODE TEXT ARGS...: the run exits EXIT_CODE with TEXT in its one line.
+expect_error() {
+  local code=$1 text=$2; shift 2
+  "$app" "$@" -o "$tmp/out.npy" > "$tmp/stdout" 2> "$tmp/stderr"
+  local rc=$?
+  [[ $rc == "$code" ]] || fail "$* exited $rc, expected $code: $(cat "$tmp/stderr")"
+  grep -qF -- "$text" "$tmp/stderr" || fail "$*: '$text' not in: $(cat "$tmp/stderr")"
+  [[ ! -e "$tmp/out.npy" ]] || fail "$*: wrote $tmp/out.npy"
+}
+
+# A text file of integers from a space-separated list (read as int64).
+list() { printf '%s\n' $2 > "$tmp/$1.txt"; echo "$tmp/$1.txt"; }
+# N keys (text, int64) in runs whose lengths average RUN (seeded).
+run_keys() { awk -v n="$2" -v run="$3" 'BEGIN { srand(7); k = 0; for (i = 0; i < n; i++) { if (rand() < 1 / run) k++; print k } }' > "$tmp/$1.txt"; echo "$tmp/$1.txt"; }
+
+case "$case_name" in
+  Errors)
+    "$gen" --dist uniform --dtype int32 --n 100 -o "$tmp/x.npy" -q || fail "scanlab-gen"
+    expect_error 1 "lies outside [0, 100]" -i "$tmp/x.npy" --offsets "$(list o1 "0 50 101")"
+    expect_error 1 "must not decrease" -i "$tmp/x.npy" --offsets "$(list o2 "0 60 50 100")"
+    expect_error 1 "at least 2 are needed" -i "$tmp/x.npy" --offsets "$(list o3 "7")"
+    expect_error 1 "99 keys for 100 values" -i "$tmp/x.npy" --keys "$(run_keys k1 99 3)"
+    "$gen" --dist uniform --dtype float32 --n 100 -o "$tmp/f.npy" -q || fail "scanlab-gen"
+    expect_error 1 "integer keys expected, not float32" -i "$tmp/x.npy" --keys "$tmp/f.npy"
+    expect_error 2 "excludes" -i "$tmp/x.npy" --keys "$(run_keys k2 100 3)" --offsets "$(list o4 "0 100")"
+    expect_error 2 "expected one int64 value" -i "$tmp/x.npy" --init abc
+    expect_error 2 "expected one int32 value" -i "$tmp/x.npy" --op max --init 1e3
+    expect_error 2 "--op" -i "$tmp/x.npy" --op mean
+    ;;
+  Validate)
+    "$gen" --dist uniform --dtype int32 --n 10 -o "$tmp/probe.npy" -q || fail "scanlab-gen"
+    "$app" -i "$tmp/probe.npy" -q > /dev/null 2>&1
+    [[ $? == 3 ]] && { echo "SKIP: no usable GPU"; exit 77; }
+    n=1000003
+    short=$(run_keys short $n 3) long=$(run_keys long $n 5000)
+    "$gen" --dist few-unique --dtype uint8 --n $n -o "$tmp/k8.npy" -q || fail "scanlab-gen keys"
+    offsets=$(list seg "0 0 1 7 4096 4096 500000 999999 $n $n")
+    # run LABEL EXPECTED_N ARGS...: --validate passes and -o holds EXPECTED_N results.
+    run() {
+      local label=$1 expected=$2; shift 2
+      "$app" "$@" --validate -q -o "$tmp/r.npy" > "$tmp/stdout" 2>&1 || fail "$label: $(tail -4 "$tmp/stdout")"
+      [[ -s "$tmp/r.npy" ]] || fail "$label: no output"
+      rm -f "$tmp/r.npy"
+    }
+    for dtype in uint8 int8 uint16 int16 uint32 int32 uint64 int64 float32 float64; do
+      for op in sum prod min max; do
+        g=(--generate normal --dtype $dtype --op $op)
+        for size in 0 1 $n; do run "$dtype $op n=$size" $size "${g[@]}" --n $size; done
+        run "$dtype $op exclusive" $n "${g[@]}" --n $n --exclusive
+        run "$dtype $op by short keys" $n "${g[@]}" --n $n --keys "$short"
+        run "$dtype $op by long keys, exclusive, init" $n "${g[@]}" --n $n --keys "$long" --exclusive --init 3
+        run "$dtype $op by uint8 keys, init" $n "${g[@]}" --n $n --keys "$tmp/k8.npy" --init 2
+        run "$dtype $op by offsets" $n "${g[@]}" --n $n --offsets "$offsets"
+        run "$dtype $op by offsets, exclusive" $n "${g[@]}" --n $n --offsets "$offsets" --exclusive
+      done
+    done
+    # NaNs: a NaN stays from where it appears (min, max) and poisons the sum
+    printf '1.5\nnan\n-2\n' > "$tmp/nan.txt"
+    for op in sum min max; do
+      out=$("$app" -i "$tmp/nan.txt" --dtype float32 --op $op --validate 2>&1) || fail "NaN $op: $out"
+      grep -qE ": 1.5 -?nan -?nan" <<< "$out" || fail "NaN $op: not 1.5 nan nan: $out"
+    done
+    # by key with the keys' own values: 1 2 | 3 | 4 5 6 -> 1 3 | 3 | 4 9 15
+    out=$("$app" -i "$(list v "1 2 3 4 5 6")" --dtype int32 --keys "$(list k "9 9 -1 7 7 7")" --validate 2>&1) ||
+      fail "small by key: $out"
+    grep -q ": 1 3 3 4 ... 15" <<< "$out" || fail "small by key: $out"
+    ;;
+  *) echo "unknown case $case_name"; exit 2 ;;
+esac
+exit $status
