@@ -55,7 +55,23 @@ bool looks_like_text(std::string_view head) {
 
 std::string describe_start(std::string_view head) {
   if (head.empty()) return "the file is empty";
-  std::string text = "it starts with " + quoted_excerpt(head, 16);
+  constexpr std::size_t shown = 16;
+  std::string text = "it starts with ";
+  if (looks_like_text(head)) {
+    text += quoted_excerpt(head, shown);
+  } else {  // binary: every byte above ASCII as \xNN too
+    text += '"';
+    for (const char c : head.substr(0, shown)) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x80) {
+        text += printable(std::string_view(&c, 1));
+      } else {
+        constexpr char digits[] = "0123456789abcdef";
+        text += {'\\', 'x', digits[byte >> 4], digits[byte & 15]};
+      }
+    }
+    text += head.size() > shown ? "...\"" : "\"";
+  }
   if (const std::string_view what = describe(sniff(head)); !what.empty()) {
     text += ": ";
     text += what;

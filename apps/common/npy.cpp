@@ -321,8 +321,7 @@ npy_header parse_npy_header(const std::filesystem::path& path, std::string_view 
 
   if (got == 0) throw io_error(path, "not a .npy file (bad magic): the file is empty");
   if (std::memcmp(head.data(), npy_magic.data(), std::min(got, npy_magic.size())) != 0) {
-    throw io_error(path, "not a .npy file (bad magic): " + describe_start(head) + " (a .npy file starts with " +
-                             quoted_excerpt(npy_magic) + ")");
+    throw io_error(path, "not a .npy file (bad magic): " + describe_start(head) + " (a .npy file starts with \"\\x93NUMPY\")");
   }
   if (got < 8) throw io_error(path, "truncated header: the file has only " + std::to_string(got) + " bytes");
   const int major = byte_at(6);

@@ -31,6 +31,7 @@
 #include "common/generate.hpp"
 #include "common/logging.hpp"
 #include "common/npy.hpp"
+#include "common/progress.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -69,48 +70,33 @@ std::string show_bytes(double bytes) {
 // A one-line progress bar on stderr, redrawn at most 10 times a second, only on a terminal.
 class progress_bar {
  public:
-  progress_bar(std::uint64_t total, bool enabled) : total_(total), enabled_(enabled && isatty(STDERR_FILENO) == 1) {}
-  progress_bar(const progress_bar&) = delete;
-  progress_bar& operator=(const progress_bar&) = delete;
-  ~progress_bar() { clear(); }
+  progress_bar(std::uint64_t total, bool enabled)
+      : total_(total), line_(program, enabled, 10, std::chrono::milliseconds(0)) {}
 
   void update(std::uint64_t done, bool force = false) {
-    if (!enabled_) return;
-    const auto now = clock_type::now();
-    if (!force && drawn_ && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    drawn_ = true;
+    if (!force && !line_.due()) return;
     const double fraction = total_ == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total_);
     constexpr int width = 30;
     const int filled = static_cast<int>(fraction * width);
-    const double seconds = std::chrono::duration<double>(now - start_).count();
-    std::string line = "\r" + std::string(program) + ": [" + std::string(static_cast<std::size_t>(filled), '#') +
+    const double seconds = line_.elapsed_seconds();
+    std::string line = "[" + std::string(static_cast<std::size_t>(filled), '#') +
                        std::string(static_cast<std::size_t>(width - filled), ' ') + "] ";
     char percent[16];
     std::snprintf(percent, sizeof percent, "%3d%% ", static_cast<int>(fraction * 100.0));
     line += percent + show_bytes(static_cast<double>(done)) + " / " + show_bytes(static_cast<double>(total_));
     if (seconds > 0.2) line += ", " + show_bytes(static_cast<double>(done) / seconds) + "/s";
-    line += "\033[K";  // erase what a longer previous line left
-    std::cerr << line << std::flush;
+    line_.show(line, force);
   }
 
   // The last state, shown while the file is flushed to disk.
   void syncing() {
     update(total_, true);
-    if (enabled_) std::cerr << ", syncing" << std::flush;
-  }
-
-  void clear() {
-    if (enabled_ && drawn_) std::cerr << "\r\033[K" << std::flush;
-    drawn_ = false;
+    line_.append(", syncing");
   }
 
  private:
   std::uint64_t total_;
-  bool enabled_;
-  bool drawn_ = false;
-  clock_type::time_point start_ = clock_type::now();
-  clock_type::time_point last_ = start_;
+  cli::status_line line_;
 };
 
 // Generates the dataset chunk by chunk on `threads` workers and streams it to `path`.
