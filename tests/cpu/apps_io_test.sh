@@ -75,7 +75,7 @@ case "$case_name" in
     printf 'ab\0\1cd' | "$app" -i - -q >"$tmp/stdout" 2>"$tmp/stderr"
     rc=$? err="$(cat "$tmp/stderr")"
     [[ $rc == 1 && $err == *"standard input: neither a .npy file nor text"* ]] || fail "junk on -i -: $rc $err"
-    head -c 100 "$tmp/x.npy" | "$app" -i - -q >"$tmp/stdout" 2>"$tmp/stderr"
+    head -c 140 "$tmp/x.npy" | "$app" -i - -q >"$tmp/stdout" 2>"$tmp/stderr"
     rc=$? err="$(cat "$tmp/stderr")"
     [[ $rc == 1 && $err == *"standard input: truncated data"* ]] || fail "truncated .npy on -i -: $rc $err"
     printf 'x,y\n1,2\n' > "$tmp/not.npy"
