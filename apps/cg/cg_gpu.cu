@@ -155,7 +155,7 @@ class event_pair {
 class gpu_solver::impl {
  public:
   virtual ~impl() = default;
-  virtual gpu_result solve() = 0;
+  virtual gpu_result solve(const progress_fn& progress) = 0;
   virtual gpu_timings bench(int repeat) = 0;
   [[nodiscard]] virtual std::string spmv_used() const = 0;
 };
@@ -218,7 +218,7 @@ class typed_solver final : public gpu_solver::impl {
     SCANLAB_CHECK_LAUNCH();
   }
 
-  gpu_result solve() override {
+  gpu_result solve(const progress_fn& progress) override {
     cudaStream_t s = nullptr;
     gpu_result result;
     event_pair timer;
@@ -260,6 +260,7 @@ class typed_solver final : public gpu_solver::impl {
           break;
         }
         result.relative_residual = std::sqrt(rr) / b_norm;
+        if (progress) progress(k, result.relative_residual);
         if (result.relative_residual <= options_.tol) {
           result.converged = true;
           break;
@@ -290,7 +291,7 @@ class typed_solver final : public gpu_solver::impl {
     const int runs = std::max(repeat, 3);
     std::vector<double> solves;
     for (int i = 0; i < runs; ++i) {
-      const gpu_result r = solve();
+      const gpu_result r = solve({});
       solves.push_back(r.solve_ms);
       t.iterations = r.iterations;
     }
@@ -337,7 +338,7 @@ gpu_solver::gpu_solver(const sparse::csr_matrix& a, std::span<const double> b, c
   else impl_ = std::make_unique<typed_solver<float>>(a, b, options);
 }
 gpu_solver::~gpu_solver() = default;
-gpu_result gpu_solver::solve() { return impl_->solve(); }
+gpu_result gpu_solver::solve(const progress_fn& progress) { return impl_->solve(progress); }
 gpu_timings gpu_solver::bench(int repeat) { return impl_->bench(repeat); }
 std::string gpu_solver::spmv_used() const { return impl_->spmv_used(); }
 

@@ -17,6 +17,7 @@
 
 #include "cg/sparse.hpp"
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -56,6 +57,11 @@ struct gpu_timings {
   std::string spmv_used;  // "thread per row" or "warp per row"
 };
 
+// Called after every iteration's convergence check (the host has just synchronised with the
+// GPU there) with the iteration number and ||r|| / ||b||: scanlab-cg's progress line. It runs
+// inside the timed solve, so it must be cheap (status_line::due() is one clock read).
+using progress_fn = std::function<void(int iteration, double relative_residual)>;
+
 class gpu_solver {
  public:
   // Copies the matrix (as float or double) and b to the current device.
@@ -64,7 +70,7 @@ class gpu_solver {
   gpu_solver(const gpu_solver&) = delete;
   gpu_solver& operator=(const gpu_solver&) = delete;
 
-  gpu_result solve();
+  gpu_result solve(const progress_fn& progress = {});
   // Solves `repeat` times (at least 3) and times the parts (median of `repeat` runs each).
   gpu_timings bench(int repeat);
   [[nodiscard]] std::string spmv_used() const;

@@ -6,6 +6,9 @@
 //   scanlab-cg -i matrix.mtx --rhs b.npy --tol 1e-10 --validate
 //   scanlab-cg --poisson3d 128 --bench --json cg.json
 //
+// On a terminal, a solve that takes more than half a second shows its progress on stderr
+// (iteration, ||r|| / ||b||, elapsed time; four updates a second, cleared at the end).
+//
 // The matrix: -i FILE.mtx (Matrix Market coordinate real/integer/pattern, general or
 // symmetric; see cg/mtx.hpp), or --poisson2d N / --poisson3d N (the 5- and 7-point
 // Laplacians of an N^2 or N^3 grid). The right-hand side: --rhs FILE (any dataset format
@@ -19,6 +22,7 @@
 
 #include "common/bench.hpp"
 #include "common/cli.hpp"
+#include "common/progress.hpp"
 #include "common/table.hpp"
 
 #include <spdlog/spdlog.h>
@@ -81,7 +85,12 @@ int main(int argc, char** argv) {
   bool validate = false;
   bool bench = false;
   auto* input = parser.add_option("-i,--input", matrix_file, "Matrix Market file (.mtx, coordinate)")
-                    ->check(CLI::ExistingFile);
+                    ->check(CLI::Validator(
+                        [](std::string& path) {
+                          return path == "-" ? "the matrix is read from a file, not from standard input"
+                                             : CLI::ExistingFile(path);
+                        },
+                        "FILE"));
   auto* p2 = parser.add_option("--poisson2d", poisson2d, "Generate the 5-point Laplacian of an N x N grid (N^2 rows)")
                  ->check(CLI::Range(std::int64_t{1}, std::int64_t{46340}));
   auto* p3 = parser.add_option("--poisson3d", poisson3d,
@@ -161,7 +170,17 @@ int main(int argc, char** argv) {
                    : spmv_text == "warp" ? cg::spmv_kind::warp_per_row
                                          : cg::spmv_kind::automatic;
     cg::gpu_solver solver(a, b, options);
-    const cg::gpu_result result = solver.solve();
+    cg::gpu_result result;
+    {
+      // On a terminal, long solves show where they are: iteration, residual, time.
+      scanlab::cli::status_line line("scanlab-cg", spdlog::should_log(spdlog::level::info));
+      result = solver.solve([&](int iteration, double relative_residual) {
+        if (!line.due()) return;
+        line.show("iteration " + std::to_string(iteration) + " of at most " + std::to_string(max_iters) +
+                  ", ||r|| / ||b|| " + sci(relative_residual, 2) + " (tol " + sci(tolerance, 1) + "), " +
+                  scanlab::format_fixed(line.elapsed_seconds(), 1) + " s");
+      });
+    }
 
     const std::string type = use_double ? "float64" : "float32";
     std::cout << "matrix            " << source << " (" << a.rows << " rows, " << a.nnz() << " nonzeros)\n"

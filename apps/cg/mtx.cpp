@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/atomic_file.hpp"
+#include "common/file_format.hpp"
 
 namespace scanlab::mtx {
 
@@ -84,7 +85,9 @@ sparse::csr_matrix parse_mtx_text(std::string_view text, const std::string& name
   if (!reader.next(line)) throw fail(1, "empty file (expected a %%MatrixMarket banner)");
   const auto banner = split_words(line);
   if (banner.empty() || lower(banner[0]) != "%%matrixmarket") {
-    throw fail(1, "not a Matrix Market file (the first line must start with %%MatrixMarket)");
+    std::string why = "not a Matrix Market file (the first line must start with %%MatrixMarket)";
+    if (io::sniff(text) != io::signature::none) why += ": " + io::describe_start(text);  // a .npy, gzip, ...
+    throw fail(1, why);
   }
   if (banner.size() != 5) {
     throw fail(1, "the banner needs 4 words after %%MatrixMarket: matrix coordinate <field> <symmetry>");

@@ -86,9 +86,55 @@ std::string out_of_memory_message(const std::filesystem::path& file, const std::
   return file.string() + ": out of memory while reading it (" + cause.what() + ")";
 }
 
+// ---- Standard input and output ----
+
+bool is_standard_stream(const std::filesystem::path& path) { return path.native() == "-"; }
+
+int reserve_standard_output() {
+  static const int data_fd = [] {
+    std::fflush(stdout);
+    const int fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0) throw io_error(std::string(standard_output_name), "cannot keep it for data: " + errno_text(errno));
+    if (::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+      throw io_error(std::string(standard_output_name), "cannot point it at stderr: " + errno_text(errno));
+    }
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    return fd;
+  }();
+  return data_fd;
+}
+
+void claim_standard_input() {
+  static std::atomic<bool> claimed{false};
+  if (claimed.exchange(true)) {
+    throw io_error(std::string(standard_input_name), "already read for another input: only one input can be '-'");
+  }
+}
+
+std::size_t read_stream(int fd, void* out, std::size_t bytes, const std::filesystem::path& name) {
+  auto* p = static_cast<char*>(out);
+  std::size_t done = 0;
+  while (done < bytes) {
+    const ::ssize_t n = ::read(fd, p + done, std::min(bytes - done, max_chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw io_error(name, "read failed: " + errno_text(errno));
+    if (n == 0) break;  // end of the stream
+    done += static_cast<std::size_t>(n);
+  }
+  return done;
+}
+
 // ---- atomic_file ----
 
 atomic_file::atomic_file(std::filesystem::path target) : target_(std::move(target)) {
+  if (is_standard_stream(target_)) {
+    static std::atomic<bool> taken{false};
+    target_ = std::string(standard_output_name);
+    if (taken.exchange(true)) throw io_error(target_, "already written by another output: only one output can be '-'");
+    fd_ = reserve_standard_output();
+    stream_ = true;
+    return;
+  }
   const std::filesystem::path name = target_.filename();
   if (name.empty() || name == "." || name == "..") throw io_error(target_, "not a file name");
   const std::filesystem::path dir = target_.has_parent_path() ? target_.parent_path() : std::filesystem::path(".");
@@ -126,7 +172,8 @@ atomic_file::atomic_file(atomic_file&& other) noexcept
     : target_(std::move(other.target_)),
       temp_(std::exchange(other.temp_, {})),
       fd_(std::exchange(other.fd_, -1)),
-      written_(other.written_) {}
+      written_(other.written_),
+      stream_(other.stream_) {}
 
 atomic_file& atomic_file::operator=(atomic_file&& other) noexcept {
   if (this != &other) {
@@ -135,6 +182,7 @@ atomic_file& atomic_file::operator=(atomic_file&& other) noexcept {
     temp_ = std::exchange(other.temp_, {});
     fd_ = std::exchange(other.fd_, -1);
     written_ = other.written_;
+    stream_ = other.stream_;
   }
   return *this;
 }
@@ -143,7 +191,7 @@ atomic_file::~atomic_file() { abort(); }
 
 void atomic_file::abort() noexcept {
   if (fd_ >= 0) {
-    ::close(fd_);
+    if (!stream_) ::close(fd_);
     fd_ = -1;
   }
   if (!temp_.empty()) {
@@ -171,6 +219,10 @@ void atomic_file::write(const void* data, std::size_t bytes) {
 
 void atomic_file::commit() {
   if (fd_ < 0) throw io_error(target_, "commit after the file was committed or abandoned");
+  if (stream_) {
+    fd_ = -1;  // nothing to flush or rename: the bytes went out as they were written
+    return;
+  }
   if (::fsync(fd_) != 0) {
     const int error = errno;
     abort();

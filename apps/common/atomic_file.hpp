@@ -48,12 +48,39 @@ decltype(auto) guard_allocation(const std::filesystem::path& file, Read&& read) 
   }
 }
 
+// ---- Standard input and output ----
+// The path "-" names standard input where a dataset is read (-i -) and standard output where
+// one is written (-o -). Messages name them by these words:
+inline constexpr std::string_view standard_input_name = "standard input";
+inline constexpr std::string_view standard_output_name = "standard output";
+
+[[nodiscard]] bool is_standard_stream(const std::filesystem::path& path);
+
+// Sets standard output apart for data. The first call keeps the stream the process was given
+// (a duplicate of descriptor 1, which the output "-" writes to) and points descriptor 1 at
+// standard error, line-buffered: whatever is printed from then on (std::cout, printf: results,
+// tables) reaches the terminal on stderr and the data stream stays a valid file. Call it
+// before anything is printed to stdout. Later calls return the same descriptor.
+int reserve_standard_output();
+
+// Standard input is a stream: it can be read once. The first call claims it, a later one
+// throws io_error ("standard input: already read for another input: only one input can be '-'"),
+// before anything is read.
+void claim_standard_input();
+
+// Reads from descriptor `fd` until `bytes` have come or the stream ends, looping over short
+// reads; returns the count. io_error naming `name` on a read error.
+std::size_t read_stream(int fd, void* out, std::size_t bytes, const std::filesystem::path& name);
+
 // Output that appears whole or not at all. The constructor creates
 // `<dir>/.<name>.tmp.<pid>.<random>` beside the target; write() appends to it; commit()
 // flushes it to disk (fsync), closes it and renames it over the target. Destroyed without
 // a successful commit(), the temporary file is removed and an existing target is untouched.
 // Any failed write or commit aborts the file at once (the temporary is removed), so a
 // caller that catches the error leaves nothing behind either.
+// The target "-" is standard output (reserve_standard_output): written as it goes, once per
+// process (a second io_error: only one output can be '-'), without a temporary file; commit()
+// then only stops writing, and a reader of a stream abandoned half-way sees it truncated.
 class atomic_file {
  public:
   // io_error naming the target if its directory does not exist or is not writable.
@@ -80,6 +107,7 @@ class atomic_file {
   std::filesystem::path temp_;
   int fd_ = -1;
   std::uint64_t written_ = 0;
+  bool stream_ = false;  // standard output: fd_ is not ours to close
 };
 
 // Writes `contents` to `path` through an atomic_file (for JSON reports and the like).

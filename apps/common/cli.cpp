@@ -3,17 +3,19 @@
 #include "common/bench.hpp"
 #include "common/dataset.hpp"
 #include "common/gpu.hpp"
+#include "common/logging.hpp"
 #include "common/npy.hpp"
 
 #include <scanlab/error.hpp>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <string_view>
 
 namespace scanlab::cli {
 
@@ -77,9 +79,13 @@ app::app(std::string name, std::string description, defaults d, bool dataset_opt
 void app::add_dataset_options() {
   auto& o = options_;
   parser_.add_option("-i,--input", o.input,
-                     "Input dataset: .npy, raw binary (.bin/.raw/.dat, needs --dtype) or text (.txt/.csv/.tsv)")
-      ->check(CLI::ExistingFile);
-  parser_.add_option("-o,--output", o.output, "Write the result here (.npy, .bin, .txt)");
+                     "Input dataset: .npy (recognised by its first bytes), raw binary (.bin/.raw/.dat, needs "
+                     "--dtype) or text (.txt/.csv/.tsv); - reads a .npy or text from standard input")
+      ->check(CLI::Validator([](std::string& path) { return path == "-" ? std::string() : CLI::ExistingFile(path); },
+                             "FILE or -"));
+  parser_.add_option("-o,--output", o.output,
+                     "Write the result here (.npy, .bin, .txt); - writes a .npy to standard output (and what "
+                     "the app prints goes to stderr)");
   parser_.add_option("--generate", generate_text_,
                      "Generate the input instead of reading one: " + gen::distribution_choices() +
                          " (default: " + std::string(gen::name(defaults_.dist)) + ")");
@@ -106,16 +112,16 @@ int app::run(int argc, char** argv, const std::function<int()>& body) {
     return parser_.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
     parser_.exit(e);
+    if (std::string_view(e.what()).ends_with("File does not exist: -")) {
+      std::cerr << name_ << ": standard input ('-') is read by -i only: give this option a file\n";
+    }
     return exit_usage;
   }
-  spdlog::drop(name_);
-  auto logger = spdlog::stderr_color_mt(name_);
-  logger->set_pattern("%n: %^%l%$: %v");
-  logger->set_level(options_.quiet ? spdlog::level::warn
-                    : options_.verbose ? spdlog::level::debug
-                                       : spdlog::level::info);
-  spdlog::set_default_logger(logger);
+  setup_logging(name_, options_.quiet     ? std::optional(spdlog::level::warn)
+                       : options_.verbose ? std::optional(spdlog::level::debug)
+                                          : std::nullopt);
   try {
+    reserve_standard_output_for_data();
     if (!count_text_.empty()) options_.n = parse_count(count_text_);
     options_.generate = generate_text_;
     return body();
@@ -129,6 +135,20 @@ int app::run(int argc, char** argv, const std::function<int()>& body) {
     std::cerr << name_ << ": error: " << e.what() << '\n';
     return exit_error;
   }
+}
+
+void app::reserve_standard_output_for_data() const {
+  // Every option given "-", -i apart, writes to standard output: one at most.
+  std::string writers;
+  int count = 0;
+  for (const CLI::Option* option : parser_.get_options()) {
+    if (option->check_lname("input") || option->count() == 0) continue;
+    const auto& values = option->results();
+    if (std::find(values.begin(), values.end(), "-") == values.end()) continue;
+    writers += (count++ == 0 ? "" : " and ") + option->get_name();
+  }
+  if (count > 1) throw std::invalid_argument(writers + " both write to standard output ('-'): only one can");
+  if (count == 1) io::reserve_standard_output();
 }
 
 io::dtype app::chosen_dtype() const {

@@ -9,6 +9,12 @@
 // run() with its body. Inside the body: load_input() first (a bad file is
 // reported before the GPU is touched), then select_device().
 //
+// Standard streams: -i - reads the input from standard input, -o - writes the output as a .npy
+// to standard output (common/dataset.hpp). Given an output "-", run() points stdout at stderr
+// before the body runs (io::reserve_standard_output), so that the results and tables an app
+// prints stay readable and the stream stays a valid .npy. Logging: common/logging.hpp
+// (-q/-v, then SPDLOG_LEVEL).
+//
 // Exit codes: 0 success, 1 error, 2 bad command line, 3 no usable GPU.
 #pragma once
 
@@ -93,6 +99,8 @@ class app {
 
  private:
   void add_dataset_options();
+  // With an option (-o, or an app's own output) given "-": keeps standard output for its data.
+  void reserve_standard_output_for_data() const;
 
   std::string name_;
   defaults defaults_;

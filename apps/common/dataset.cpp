@@ -1,5 +1,9 @@
 #include "common/dataset.hpp"
 
+#include "common/file_format.hpp"
+
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -26,9 +30,47 @@ constexpr std::string_view supported_extensions = ".npy, .bin, .raw, .dat, .txt,
 bool is_raw_extension(const std::string& ext) { return ext == ".bin" || ext == ".raw" || ext == ".dat"; }
 bool is_text_extension(const std::string& ext) { return ext == ".txt" || ext == ".csv" || ext == ".tsv"; }
 
-[[noreturn]] void unsupported_extension(const std::filesystem::path& path, const std::string& ext) {
-  throw io_error(path, (ext.empty() ? std::string("no file extension") : "unsupported file extension \"" + ext + "\"") +
-                           " (supported: " + std::string(supported_extensions) + ")");
+// `head`: the file's first bytes where it was read (an output has none); a format they show
+// is named.
+[[noreturn]] void unsupported_extension(const std::filesystem::path& path, const std::string& ext,
+                                        std::string_view head = {}) {
+  std::string what = (ext.empty() ? std::string("no file extension") : "unsupported file extension \"" + ext + "\"") +
+                     " (supported: " + std::string(supported_extensions) + ")";
+  if (sniff(head) != signature::none) what += "; " + describe_start(head);
+  throw io_error(path, what);
+}
+
+// What sniff() and the messages look at: a file's first bytes.
+constexpr std::size_t head_bytes = 64;
+
+std::string read_file_head(const std::filesystem::path& path) {
+  input_file file(path);
+  std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), head_bytes)), '\0');
+  head.resize(file.read_at(0, head.data(), head.size()));
+  return head;
+}
+
+// Whether a stream that starts with `head` is (or was meant to be) a .npy file: the magic,
+// or a start of it cut short.
+bool starts_as_npy(std::string_view head) {
+  return !head.empty() && npy_magic.starts_with(head.substr(0, npy_magic.size()));
+}
+
+// Standard input (or any stream of unknown size): .npy by its magic, else text.
+host_array read_stream_dataset(int fd, const std::filesystem::path& name, const read_options& options) {
+  return guard_allocation(name, [&] {
+    std::string head(head_bytes, '\0');
+    head.resize(read_stream(fd, head.data(), head.size(), name));
+    if (starts_as_npy(head)) return read_npy_stream(fd, std::move(head), name);
+    if (sniff(head) != signature::none || !looks_like_text(head)) {
+      throw io_error(name, "neither a .npy file nor text: " + describe_start(head) +
+                               " (raw binary needs a file named .bin, .raw or .dat, and --dtype)");
+    }
+    std::string text = std::move(head);
+    char buffer[1 << 16];
+    while (const std::size_t n = read_stream(fd, buffer, sizeof buffer, name)) text.append(buffer, n);
+    return parse_text(text, name, options.type.value_or(dtype::f64), options.column);
+  });
 }
 
 // ---- Text parsing ----
@@ -356,8 +398,15 @@ host_array read_text(const std::filesystem::path& path, dtype type, const std::s
 }
 
 host_array read_dataset(const std::filesystem::path& path, const read_options& options) {
+  if (is_standard_stream(path)) {
+    claim_standard_input();
+    return read_stream_dataset(STDIN_FILENO, std::string(standard_input_name), options);
+  }
   const std::string ext = lower_extension(path);
-  if (ext == ".npy") return read_npy(path);
+  const std::string head = read_file_head(path);
+  // The magic decides before the name: x.bin or x.dat holding a .npy is read as one; x.npy
+  // holding anything else gets read_npy's "not a .npy file: it starts with ...".
+  if (ext == ".npy" || sniff(head) == signature::npy) return read_npy(path);
   if (is_raw_extension(ext)) {
     if (!options.type) {
       throw io_error(path, "raw binary needs --dtype (the file has no header to name its element type; one of " +
@@ -365,13 +414,16 @@ host_array read_dataset(const std::filesystem::path& path, const read_options& o
     }
     return read_raw(path, *options.type);
   }
-  if (is_text_extension(ext)) return read_text(path, options.type.value_or(dtype::f64), options.column);
-  unsupported_extension(path, ext);
+  if (is_text_extension(ext)) {
+    if (sniff(head) != signature::none) throw io_error(path, "not a list of values: " + describe_start(head));
+    return read_text(path, options.type.value_or(dtype::f64), options.column);
+  }
+  unsupported_extension(path, ext, head);
 }
 
 void write_dataset(const std::filesystem::path& path, const host_array& array) {
   const std::string ext = lower_extension(path);
-  if (ext == ".npy") {
+  if (ext == ".npy" || is_standard_stream(path)) {
     write_npy(path, array);
   } else if (is_raw_extension(ext)) {
     atomic_file file(path);

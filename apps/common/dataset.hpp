@@ -1,10 +1,24 @@
-// Datasets on disk in the formats the apps accept, chosen by file extension:
+// Datasets on disk in the formats the apps accept, chosen by what a file starts with and by
+// its extension:
 //   .npy              NumPy (see npy.hpp); the file's own dtype and shape
 //   .bin .raw .dat    raw little-endian elements, no header: the dtype must be given
 //   .txt .csv .tsv    text, one value per line, or one column of a delimited table
 // Extensions are matched without regard to case. Every failure is an io_error whose one-line
 // message names the file (and for text, the line); so is running out of memory. What a reader
 // allocates is bounded by the file's size (text: one element per line at most).
+//
+// Reading: a file that starts with the .npy magic "\x93NUMPY" is read as .npy whatever its name
+// (x.bin, x.dat, x.txt, no extension); so is a file named .npy, and one that is not a .npy
+// is an error that shows its first bytes and names the format they show where file_format.hpp
+// knows it ("x.npy: not a .npy file (bad magic): it starts with "\x1f\x8b...": gzip-compressed
+// data ..."). Otherwise the extension decides: raw binary (any bytes), or text (a text file that
+// starts with another format's signature, such as a Matrix Market matrix or gzip, is an error
+// naming it). Any other extension is an error.
+//
+// Standard input and output: the path "-" (atomic_file.hpp) reads standard input, once per
+// process: a .npy stream (by its magic; read straight into the array) or text (bytes that
+// look_like_text: read whole, then parsed as a .txt file is, the delimiter detected); anything
+// else is an error showing its first bytes. Writing "-" writes a .npy to standard output.
 //
 // Text files:
 //   - Blank lines and lines whose first non-blank character is '#' are skipped.
@@ -51,11 +65,13 @@ host_array read_text(const std::filesystem::path& path, dtype type, const std::s
 // `name` stands for the file in messages and its extension picks the delimiter.
 host_array parse_text(std::string_view text, const std::filesystem::path& name, dtype type, const std::string& column);
 
-// Dispatches on the extension (see the top of this file). A raw file without options.type is
-// an error ("raw binary needs --dtype"); so is an extension not listed above.
+// Dispatches on the magic and the extension (see the top of this file); "-" is standard input.
+// A raw file without options.type is an error ("raw binary needs --dtype"); so is an extension
+// not listed above.
 host_array read_dataset(const std::filesystem::path& path, const read_options& options = {});
 
-// Writes atomically, by extension: .npy (npy), .bin/.raw/.dat (raw bytes), .txt/.csv/.tsv
+// Writes atomically, by extension: .npy or "-" (npy; "-" to standard output, as it goes),
+// .bin/.raw/.dat (raw bytes), .txt/.csv/.tsv
 // (one value per line in C order, so a 2-D array is written flattened; floats in the
 // shortest form that reads back to the same value, "nan", "inf", "-inf"). Others: error.
 void write_dataset(const std::filesystem::path& path, const host_array& array);

@@ -1,5 +1,7 @@
 #include "common/npy.hpp"
 
+#include "common/file_format.hpp"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -18,7 +20,6 @@ static_assert(std::endian::native == std::endian::little, "the .npy reader assum
 
 namespace {
 
-constexpr std::array<char, 6> magic = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 constexpr std::size_t array_align = 64;            // numpy.lib.format.ARRAY_ALIGN
 constexpr std::size_t growth_axis_max_digits = 21;  // numpy.lib.format.GROWTH_AXIS_MAX_DIGITS
 // The most bytes a file's magic, version, header length and header can take.
@@ -299,15 +300,28 @@ dtype parse_descr(const std::filesystem::path& path, const std::string& descr_te
   return *type;
 }
 
+// The data after a header: exactly what the shape needs, or an error saying how far off.
+// `shape` and `descr` as the header wrote them.
+void check_data_size(const std::filesystem::path& path, const npy_header& header, const std::string& shape,
+                     const std::string& descr, std::uint64_t available) {
+  const std::string claim = "shape " + shape + " of " + descr + " needs " + std::to_string(header.data_bytes) +
+                            " bytes, file has " + std::to_string(available);
+  if (available < header.data_bytes) throw io_error(path, "truncated data: " + claim);
+  if (available > header.data_bytes) throw io_error(path, "shape and size disagree: " + claim + " (trailing bytes)");
+}
+
 // The header of a file of `size` bytes whose first bytes are `head` (at least
-// min(size, npy_head_bytes) of them: the header cannot be longer).
-npy_header parse_npy_header(const std::filesystem::path& path, std::string_view head, std::uint64_t size) {
+// min(size, npy_head_bytes) of them: the header cannot be longer). A stream's size is not
+// known ahead (nullopt): then `head` is all it held up to npy_head_bytes, and whether the
+// data that follow fit the shape is for its reader to check.
+npy_header parse_npy_header(const std::filesystem::path& path, std::string_view head,
+                            std::optional<std::uint64_t> size) {
   const std::size_t got = std::min<std::size_t>(head.size(), 12);
   const auto byte_at = [&](std::size_t i) { return static_cast<unsigned char>(head[i]); };
 
   if (got == 0) throw io_error(path, "not a .npy file (bad magic): the file is empty");
-  if (std::memcmp(head.data(), magic.data(), std::min(got, magic.size())) != 0) {
-    throw io_error(path, "not a .npy file (bad magic)");
+  if (std::memcmp(head.data(), npy_magic.data(), std::min(got, npy_magic.size())) != 0) {
+    throw io_error(path, "not a .npy file (bad magic): " + describe_start(head) + " (a .npy file starts with \"\\x93NUMPY\")");
   }
   if (got < 8) throw io_error(path, "truncated header: the file has only " + std::to_string(got) + " bytes");
   const int major = byte_at(6);
@@ -328,9 +342,10 @@ npy_header parse_npy_header(const std::filesystem::path& path, std::string_view 
                              std::to_string(npy_max_header_bytes) + " bytes");
   }
   const std::uint64_t data_offset = prelude_bytes + header_length;
-  if (size < data_offset) {
+  const std::uint64_t held = size.value_or(head.size());
+  if (held < data_offset) {
     throw io_error(path, "truncated header: it needs " + std::to_string(data_offset) + " bytes, the file has " +
-                             std::to_string(size));
+                             std::to_string(held));
   }
   if (head.size() < data_offset) throw io_error(path, "truncated header: the file shrank while being read");
   const std::string_view text = head.substr(prelude_bytes, static_cast<std::size_t>(header_length));
@@ -391,12 +406,7 @@ npy_header parse_npy_header(const std::filesystem::path& path, std::string_view 
   if (!needed) throw io_error(path, "shape " + shape_as_written + " is too large");
   header.data_offset = data_offset;
   header.data_bytes = *needed;
-  const std::uint64_t available = size - data_offset;
-  const std::string claim =
-      "shape " + shape_as_written + " of " + descr.text + " needs " + std::to_string(*needed) + " bytes, file has " +
-      std::to_string(available);
-  if (available < *needed) throw io_error(path, "truncated data: " + claim);
-  if (available > *needed) throw io_error(path, "shape and size disagree: " + claim + " (trailing bytes)");
+  if (size) check_data_size(path, header, shape_as_written, descr.text, *size - data_offset);
   return header;
 }
 
@@ -439,7 +449,7 @@ std::string make_npy_header(dtype type, const std::vector<std::int64_t>& shape) 
     const std::size_t padding = array_align - (prelude_bytes + unpadded) % array_align;
     const std::size_t header_length = unpadded + padding;
     if (major == 1 && header_length > 0xffff) continue;
-    std::string out(magic.begin(), magic.end());
+    std::string out(npy_magic);
     out += static_cast<char>(major);
     out += '\0';
     for (std::size_t i = 0; i < prelude_bytes - 8; ++i) out += static_cast<char>((header_length >> (8 * i)) & 0xff);
@@ -475,6 +485,30 @@ host_array parse_npy(std::string_view bytes, const std::filesystem::path& name) 
     const npy_header header = parse_npy_header(name, bytes, bytes.size());
     host_array array(header.type, header.shape);
     if (array.bytes() > 0) std::memcpy(array.data(), bytes.data() + header.data_offset, array.bytes());
+    return array;
+  });
+}
+
+host_array read_npy_stream(int fd, std::string head, const std::filesystem::path& name) {
+  return guard_allocation(name, [&] {
+    if (const std::size_t had = head.size(); had < npy_head_bytes) {  // as much as a header can take
+      head.resize(npy_head_bytes);
+      head.resize(had + read_stream(fd, head.data() + had, npy_head_bytes - had, name));
+    }
+    const npy_header header = parse_npy_header(name, head, std::nullopt);
+    host_array array(header.type, header.shape);
+    const std::string_view after_header = std::string_view(head).substr(header.data_offset);
+    const std::size_t buffered = std::min(after_header.size(), array.bytes());
+    if (buffered > 0) std::memcpy(array.data(), after_header.data(), buffered);
+    std::uint64_t available = after_header.size();
+    if (available < array.bytes()) {
+      available += read_stream(fd, array.data() + buffered, array.bytes() - buffered, name);
+    }
+    if (available >= array.bytes()) {  // anything after the data is an error too: count it all
+      char rest[1 << 16];
+      while (const std::size_t n = read_stream(fd, rest, sizeof rest, name)) available += n;
+    }
+    check_data_size(name, header, shape_text(header.shape), std::string(npy_descr(header.type)), available);
     return array;
   });
 }

@@ -8,6 +8,9 @@
 // ignored; headers longer than 10000 bytes are refused (NumPy's own default limit).
 // The data must be exactly what the shape needs: short files and trailing bytes are errors.
 //
+// A file is read as .npy by what it starts with, "\x93NUMPY" (file_format.hpp), whatever its
+// name: dataset.hpp says how the readers choose.
+//
 // What is written matches numpy.save byte for byte: the header dict with sorted keys and the
 // spare spaces NumPy leaves for growing the first axis, padded with spaces and a '\n' so
 // that the data starts at a multiple of 64 bytes.
@@ -52,6 +55,12 @@ host_array read_npy(const std::filesystem::path& path);
 // The same for a whole file's bytes already in memory; `name` stands for the file in error
 // messages (the fuzzing harness, tests/fuzz, reads through this).
 host_array parse_npy(std::string_view bytes, const std::filesystem::path& name);
+
+// The same for a stream whose size is not known ahead (a pipe: standard input): `head` holds
+// what was read from it already (any number of bytes, from the first), the rest is read from
+// descriptor `fd` to the end of the stream. The same checks and messages as read_npy; the
+// data are read straight into the array (a stream is never held twice).
+host_array read_npy_stream(int fd, std::string head, const std::filesystem::path& name);
 
 // Writes atomically (a temporary file renamed over `path`): header, then the data in one go.
 void write_npy(const std::filesystem::path& path, const host_array& array);

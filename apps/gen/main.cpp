@@ -3,6 +3,12 @@
 // The array is never held whole: it is generated in chunks of 8 MiB on worker threads
 // (scanlab::gen is counter-based, so chunks are independent) while the main thread streams the
 // finished chunks to an npy_writer; the file appears under its name only when complete.
+//
+// Where it goes: -o FILE.npy; -o - (standard output, e.g. into another app's -i -). Without
+// -o: standard output when that is not a terminal (scanlab-gen | scanlab-norms -i -), else a
+// file in the current directory named after the dataset, DIST-DTYPE-N-seedS.npy. So with no
+// arguments at all it writes the default dataset (16M uniform float32, seed 42), as every app
+// with no arguments runs on its default dataset.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -14,16 +20,20 @@
 #include <deque>
 #include <filesystem>
 #include <future>
-#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/atomic_file.hpp"
 #include "common/cli.hpp"
 #include "common/generate.hpp"
+#include "common/logging.hpp"
 #include "common/npy.hpp"
+#include "common/progress.hpp"
+
+#include <spdlog/spdlog.h>
 
 namespace {
 
@@ -60,48 +70,33 @@ std::string show_bytes(double bytes) {
 // A one-line progress bar on stderr, redrawn at most 10 times a second, only on a terminal.
 class progress_bar {
  public:
-  progress_bar(std::uint64_t total, bool enabled) : total_(total), enabled_(enabled && isatty(STDERR_FILENO) == 1) {}
-  progress_bar(const progress_bar&) = delete;
-  progress_bar& operator=(const progress_bar&) = delete;
-  ~progress_bar() { clear(); }
+  progress_bar(std::uint64_t total, bool enabled)
+      : total_(total), line_(program, enabled, 10, std::chrono::milliseconds(0)) {}
 
   void update(std::uint64_t done, bool force = false) {
-    if (!enabled_) return;
-    const auto now = clock_type::now();
-    if (!force && drawn_ && now - last_ < std::chrono::milliseconds(100)) return;
-    last_ = now;
-    drawn_ = true;
+    if (!force && !line_.due()) return;
     const double fraction = total_ == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total_);
     constexpr int width = 30;
     const int filled = static_cast<int>(fraction * width);
-    const double seconds = std::chrono::duration<double>(now - start_).count();
-    std::string line = "\r" + std::string(program) + ": [" + std::string(static_cast<std::size_t>(filled), '#') +
+    const double seconds = line_.elapsed_seconds();
+    std::string line = "[" + std::string(static_cast<std::size_t>(filled), '#') +
                        std::string(static_cast<std::size_t>(width - filled), ' ') + "] ";
     char percent[16];
     std::snprintf(percent, sizeof percent, "%3d%% ", static_cast<int>(fraction * 100.0));
     line += percent + show_bytes(static_cast<double>(done)) + " / " + show_bytes(static_cast<double>(total_));
     if (seconds > 0.2) line += ", " + show_bytes(static_cast<double>(done) / seconds) + "/s";
-    line += "\033[K";  // erase what a longer previous line left
-    std::cerr << line << std::flush;
+    line_.show(line, force);
   }
 
   // The last state, shown while the file is flushed to disk.
   void syncing() {
     update(total_, true);
-    if (enabled_) std::cerr << ", syncing" << std::flush;
-  }
-
-  void clear() {
-    if (enabled_ && drawn_) std::cerr << "\r\033[K" << std::flush;
-    drawn_ = false;
+    line_.append(", syncing");
   }
 
  private:
   std::uint64_t total_;
-  bool enabled_;
-  bool drawn_ = false;
-  clock_type::time_point start_ = clock_type::now();
-  clock_type::time_point last_ = start_;
+  cli::status_line line_;
 };
 
 // Generates the dataset chunk by chunk on `threads` workers and streams it to `path`.
@@ -169,8 +164,17 @@ std::string help_footer() {
       "\nThe bytes depend only on the distribution, its parameters, the seed, the dtype and n: the\n"
       "same command writes the same file with any thread count, and on any machine (normal and zipf\n"
       "use the C math library, whose last bits may differ elsewhere). The file appears only when\n"
-      "complete. Exit codes: 0 success, 1 error, 2 bad command line.";
+      "complete. Without -o: standard output if it is not a terminal, else DIST-DTYPE-N-seedS.npy here.\n"
+      "Log: -q shows errors only; otherwise SPDLOG_LEVEL (e.g. warn, off) sets what is shown.\n"
+      "Exit codes: 0 success, 1 error, 2 bad command line.";
   return text;
+}
+
+// Where the dataset goes when no -o is given (see the top of this file).
+std::string default_output(const gen::spec& s, io::dtype t, std::int64_t n) {
+  if (isatty(STDOUT_FILENO) != 1) return "-";
+  return std::string(gen::name(s.dist)) + "-" + std::string(io::name(t)) + "-" + std::to_string(n) + "-seed" +
+         std::to_string(s.seed) + ".npy";
 }
 
 int run(int argc, char** argv) {
@@ -190,7 +194,9 @@ int run(int argc, char** argv) {
   std::string seed_text = std::to_string(s.seed);
   parser.add_option("--seed", seed_text, "Seed, an integer in [0, 2^64): the same seed gives the same bytes")
       ->capture_default_str();
-  parser.add_option("-o,--output", output, "The .npy file to write (required)");
+  parser.add_option("-o,--output", output,
+                    "The .npy file to write; - for standard output (default: standard output if it is not a "
+                    "terminal, else DIST-DTYPE-N-seedS.npy in the current directory)");
   auto* swap_option = parser.add_option("--swap-fraction", s.swap_fraction,
                                         "nearly-sorted: fraction of the elements moved by swaps, in [0, 1]")
                           ->capture_default_str();
@@ -206,7 +212,7 @@ int run(int argc, char** argv) {
   auto* value_option =
       parser.add_option("--value", s.value, "constant: the value of every element")->capture_default_str();
   parser.add_option("--threads", threads, "Generator threads (default: all cores)")->check(CLI::Range(1u, 1024u));
-  parser.add_flag("-q,--quiet", quiet, "No progress bar, warnings or summary line");
+  parser.add_flag("-q,--quiet", quiet, "No progress bar, warnings or summary line (errors only)");
   parser.footer(help_footer());
 
   try {
@@ -217,6 +223,8 @@ int run(int argc, char** argv) {
     std::cerr << program << ": error: " << e.what() << " (see --help)\n";
     return cli::exit_usage;
   }
+  cli::setup_logging(program, quiet ? std::optional(spdlog::level::err) : std::nullopt);
+  const bool chatty = spdlog::should_log(spdlog::level::info);
 
   const auto dist = gen::parse_distribution(dist_text);
   if (!dist) {
@@ -235,12 +243,16 @@ int run(int argc, char** argv) {
       ec != std::errc() || ptr != seed_end || seed_text.empty()) {
     throw std::invalid_argument("--seed " + seed_text + ": not an integer in [0, 2^64)");
   }
-  if (output.empty()) throw std::invalid_argument("no output file: give -o FILE.npy");
+  if (output.empty()) output = default_output(s, *type, n);
   const std::filesystem::path path = output;
-  if (path.extension() != ".npy") throw std::invalid_argument("-o " + output + ": scanlab-gen writes .npy files");
+  const bool to_stdout = io::is_standard_stream(path);
+  if (path.extension() != ".npy" && !to_stdout) {
+    throw std::invalid_argument("-o " + output + ": scanlab-gen writes .npy files (or - for standard output)");
+  }
   gen::validate(s, *type, n);
+  if (to_stdout) io::reserve_standard_output();
 
-  if (!quiet) {
+  {
     // A parameter another distribution uses is most likely a mistake: say it is ignored.
     const std::pair<CLI::Option*, gen::distribution> parameters[] = {
         {swap_option, gen::distribution::nearly_sorted}, {unique_option, gen::distribution::few_unique},
@@ -248,7 +260,7 @@ int run(int argc, char** argv) {
         {and_option, gen::distribution::entropy_reduced}, {value_option, gen::distribution::constant}};
     for (const auto& [option, user] : parameters) {
       if (option->count() > 0 && user != s.dist) {
-        std::cerr << program << ": warning: " << option->get_name() << " is ignored by " << gen::name(s.dist) << '\n';
+        spdlog::warn("{} is ignored by {}", option->get_name(), gen::name(s.dist));
       }
     }
   }
@@ -257,17 +269,13 @@ int run(int argc, char** argv) {
   std::signal(SIGTERM, on_signal);
   const auto start = clock_type::now();
   {
-    progress_bar progress(static_cast<std::uint64_t>(n) * io::size_of(*type), !quiet);
+    progress_bar progress(static_cast<std::uint64_t>(n) * io::size_of(*type), chatty);
     write_dataset(s, *type, n, path, threads, progress);
   }
   const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
-  if (!quiet) {
-    std::error_code ec;
-    const std::uintmax_t bytes = std::filesystem::file_size(path, ec);
-    std::cout << program << ": wrote " << n << " x " << io::name(*type) << ", " << gen::describe(s, *type) << ", seed "
-              << s.seed << " to " << output << ": " << (ec ? std::string("?") : std::to_string(bytes))
-              << " bytes in " << std::fixed << std::setprecision(2) << seconds << " s\n";
-  }
+  const std::uint64_t bytes = io::make_npy_header(*type, {n}).size() + static_cast<std::uint64_t>(n) * io::size_of(*type);
+  spdlog::info("wrote {} x {}, {}, seed {} to {}: {} bytes in {:.2f} s", n, io::name(*type), gen::describe(s, *type),
+               s.seed, to_stdout ? std::string(io::standard_output_name) : output, bytes, seconds);
   return 0;
 }
 

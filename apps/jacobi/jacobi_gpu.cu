@@ -66,7 +66,7 @@ class solver {
     SCANLAB_CHECK(scanlab::rms_diff(temp_.data(), temp_bytes_, now, before, rms_.data(), points_, s));
   }
 
-  gpu_result run(bool return_field) {
+  gpu_result run(bool return_field, const progress_fn& progress) {
     if (o_.check_every < 1) throw std::invalid_argument("Jacobi: --check-every must be at least 1");
     cudaStream_t s = nullptr;
     cudaEvent_t start = nullptr, stop = nullptr;
@@ -84,6 +84,7 @@ class solver {
         rms_change(now, before, s);
         SCANLAB_CHECK(cudaMemcpyAsync(&result.rms_change, rms_.data(), sizeof(double), cudaMemcpyDeviceToHost, s));
         SCANLAB_CHECK(cudaStreamSynchronize(s));
+        if (progress) progress(it, result.rms_change);
         if (result.rms_change < o_.tol) {
           result.converged = true;
           break;
@@ -126,9 +127,9 @@ class solver {
 
 }  // namespace
 
-gpu_result run_gpu(const gpu_options& options, bool return_field) {
-  if (options.use_double) return solver<double>(options).run(return_field);
-  return solver<float>(options).run(return_field);
+gpu_result run_gpu(const gpu_options& options, bool return_field, const progress_fn& progress) {
+  if (options.use_double) return solver<double>(options).run(return_field, progress);
+  return solver<float>(options).run(return_field, progress);
 }
 
 gpu_timings bench_gpu(const gpu_options& options, int repeat) {

@@ -8,6 +8,7 @@
 #include "jacobi/jacobi.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace scanlab::jacobi {
@@ -36,7 +37,12 @@ struct gpu_timings {
   double rms_diff_bytes = 0; // 2 N^3 sizeof(T)
 };
 
-gpu_result run_gpu(const gpu_options& options, bool return_field);
+// Called at every check (every `check_every` sweeps, where the host synchronises with the GPU
+// anyway) with the sweeps done and the RMS change of the last one: scanlab-jacobi's progress
+// line. It runs inside the timed iteration, so it must be cheap.
+using progress_fn = std::function<void(int iterations, double rms_change)>;
+
+gpu_result run_gpu(const gpu_options& options, bool return_field, const progress_fn& progress = {});
 gpu_timings bench_gpu(const gpu_options& options, int repeat);
 
 }  // namespace scanlab::jacobi

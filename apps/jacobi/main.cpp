@@ -6,6 +6,9 @@
 //   scanlab-jacobi --n 48 --validate              the same sweeps on the CPU, fields compared
 //   scanlab-jacobi --n 512 --max-iters 200 --bench
 //
+// On a terminal, a run that takes more than half a second shows its progress on stderr at
+// each check (sweeps, RMS change, elapsed time; four updates a second, cleared at the end).
+//
 // The problem (see jacobi/jacobi.hpp): fixed boundary values on the six faces of the unit
 // cube, interior 0 at the start; --boundary harmonic (u = x^2 - y^2 + z, the default:
 // also the exact discrete solution, so the error is reported), ones (u = 1: the solution
@@ -16,6 +19,7 @@
 
 #include "common/bench.hpp"
 #include "common/cli.hpp"
+#include "common/progress.hpp"
 #include "common/table.hpp"
 
 #include <spdlog/spdlog.h>
@@ -114,7 +118,17 @@ int main(int argc, char** argv) {
       spdlog::info("the error against the exact solution is not computed above 2^27 points (N > 512)");
     }
     app.select_device();
-    const jacobi::gpu_result result = jacobi::run_gpu(options, validate || has_exact);
+    jacobi::gpu_result result;
+    {
+      // On a terminal, long runs show where they are, at each check: sweeps, RMS change, time.
+      scanlab::cli::status_line line("scanlab-jacobi", spdlog::should_log(spdlog::level::info));
+      result = jacobi::run_gpu(options, validate || has_exact, [&](int iterations, double rms_change) {
+        if (!line.due()) return;
+        line.show("sweep " + std::to_string(iterations) + " of at most " + std::to_string(max_iters) +
+                  ", RMS change " + sci(rms_change, 2) + " (tol " + sci(tol, 1) + "), " +
+                  scanlab::format_fixed(line.elapsed_seconds(), 1) + " s");
+      });
+    }
     const double sweep_gbps =
         result.time_ms > 0 ? 2.0 * static_cast<double>(points) * bytes_per_point * result.iterations / (result.time_ms * 1e6)
                            : 0.0;

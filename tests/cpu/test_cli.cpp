@@ -1,11 +1,17 @@
 // The CLI conventions every app shares: options, exit codes, input loading.
 #include "common/cli.hpp"
 #include "common/gpu.hpp"
+#include "common/logging.hpp"
 #include "common/npy.hpp"
+#include "common/progress.hpp"
+
+#include <dlfcn.h>
+#include <spdlog/spdlog.h>
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -208,6 +214,174 @@ TEST(App, NoGpuIsOneLineAndExitThree) {
               }),
               scanlab::cli::exit_usage);
   }
+}
+
+TEST(App, StandardStreamOptions) {
+  // -i - is accepted (standard input is read only when the body asks for the input).
+  app a("scanlab-test", "A test app.");
+  EXPECT_EQ(run_app(a, {"-q", "-i", "-"}), 0);
+  EXPECT_EQ(a.options().input, "-");
+  // Two outputs to standard output: a usage error before the body runs (and before standard
+  // output is touched).
+  bool ran = false;
+  app b("scanlab-test", "A test app.");
+  std::string indices;
+  b.parser().add_option("--indices", indices);
+  EXPECT_EQ(run_app(b, {"-q", "-o", "-", "--indices", "-"}, [&] {
+              ran = true;
+              return 0;
+            }),
+            scanlab::cli::exit_usage);
+  EXPECT_FALSE(ran);
+  // An app's own input file option keeps wanting a file.
+  app c("scanlab-test", "A test app.");
+  std::string flags;
+  c.parser().add_option("--flags", flags)->check(CLI::ExistingFile);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run_app(c, {"-q", "--flags", "-"}), scanlab::cli::exit_usage);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("standard input ('-') is read by -i only"), std::string::npos);
+}
+
+TEST(AppDeathTest, OutputToStandardOutputMovesPrintingToStderr) {
+  // In a child: standard output is a file; the app prints a result line and writes -o -.
+  const auto dir = temp_dir();
+  const auto out = dir / "out.npy";
+  EXPECT_EXIT(
+      {
+        std::FILE* file = std::freopen(out.c_str(), "w", stdout);
+        if (file == nullptr) std::_Exit(9);
+        app a("scanlab-test", "A test app.");
+        const int code = run_app(a, {"-q", "-o", "-", "--generate", "sorted", "--n", "5", "--dtype", "int32"}, [&] {
+          const scanlab::io::host_array x = a.load_input();
+          std::cout << "the result line" << std::endl;
+          return a.write_output(x) ? 0 : 5;
+        });
+        std::_Exit(code);
+      },
+      ::testing::ExitedWithCode(0), "the result line");
+  const scanlab::io::host_array back = scanlab::io::read_npy(out);
+  EXPECT_EQ(back.size(), 5);
+  EXPECT_EQ(back.type(), scanlab::io::dtype::i32);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AppDeathTest, InputFromStandardInput) {
+  const auto dir = temp_dir();
+  const auto in = dir / "in.bin";  // a .npy, whatever its name says
+  scanlab::io::host_array array(scanlab::io::dtype::u16, {3});
+  for (int i = 0; i < 3; ++i) array.as<std::uint16_t>()[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(i + 40);
+  scanlab::io::write_npy(dir / "in.npy", array);
+  std::filesystem::rename(dir / "in.npy", in);
+  EXPECT_EXIT(
+      {
+        if (std::freopen(in.c_str(), "r", stdin) == nullptr) std::_Exit(9);
+        app a("scanlab-test", "A test app.");
+        std::_Exit(run_app(a, {"-q", "-i", "-"}, [&] {
+          const scanlab::io::host_array x = a.load_input(scanlab::io::dtype::f64);
+          return x.size() == 3 && x.as<double>()[2] == 42.0 ? 0 : 5;
+        }));
+      },
+      ::testing::ExitedWithCode(0), "");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Logging, LevelFromSpdlogLevelSyntax) {
+  using scanlab::cli::level_from_spec;
+  namespace level = spdlog::level;
+  EXPECT_EQ(level_from_spec("debug", "scanlab-cg"), level::debug);
+  EXPECT_EQ(level_from_spec("WARN", "scanlab-cg"), level::warn);
+  EXPECT_EQ(level_from_spec("off", "scanlab-cg"), level::off);
+  EXPECT_EQ(level_from_spec(" err ", "scanlab-cg"), level::err);
+  EXPECT_EQ(level_from_spec("scanlab-cg=debug", "scanlab-cg"), level::debug);
+  EXPECT_EQ(level_from_spec("scanlab-cg=debug", "scanlab-norms"), std::nullopt);
+  EXPECT_EQ(level_from_spec("off,scanlab-cg=trace", "scanlab-cg"), level::trace);   // its own name wins
+  EXPECT_EQ(level_from_spec("scanlab-cg=trace,off", "scanlab-cg"), level::trace);   // in either order
+  EXPECT_EQ(level_from_spec("off,scanlab-cg=trace", "scanlab-sort"), level::off);
+  EXPECT_EQ(level_from_spec("loud", "scanlab-cg"), std::nullopt);                    // unknown words ignored
+  EXPECT_EQ(level_from_spec("", "scanlab-cg"), std::nullopt);
+}
+
+TEST(Logging, CommandLineWinsOverTheEnvironment) {
+  using scanlab::cli::log_level;
+  namespace level = spdlog::level;
+  EXPECT_EQ(log_level("a", std::nullopt, nullptr), level::info);
+  EXPECT_EQ(log_level("a", std::nullopt, "warn"), level::warn);
+  EXPECT_EQ(log_level("a", std::nullopt, "nonsense"), level::info);
+  EXPECT_EQ(log_level("a", level::debug, "off"), level::debug);  // -v
+  EXPECT_EQ(log_level("a", level::warn, "trace"), level::warn);  // -q
+}
+
+TEST(Logging, AppsHonourSpdlogLevel) {
+  const auto level_after = [](std::vector<std::string> args, const char* spec) {
+    if (spec != nullptr) ::setenv("SPDLOG_LEVEL", spec, 1);
+    app a("scanlab-test", "A test app.");
+    spdlog::level::level_enum seen = spdlog::level::n_levels;
+    run_app(a, std::move(args), [&] {
+      seen = spdlog::default_logger()->level();
+      return 0;
+    });
+    ::unsetenv("SPDLOG_LEVEL");
+    return seen;
+  };
+  EXPECT_EQ(level_after({}, nullptr), spdlog::level::info);
+  EXPECT_EQ(level_after({}, "error"), spdlog::level::err);
+  EXPECT_EQ(level_after({}, "scanlab-test=debug,warn"), spdlog::level::debug);
+  EXPECT_EQ(level_after({"-v"}, "error"), spdlog::level::debug);
+  EXPECT_EQ(level_after({"-q"}, "trace"), spdlog::level::warn);
+}
+
+TEST(NoGpuReason, SaysWhatIsMissing) {
+  scanlab::cuda_probe probe;
+  probe.status = 35;
+  probe.status_text = "CUDA driver version is insufficient for CUDA runtime version";
+  probe.insufficient_driver = true;
+  probe.driver_loaded = false;
+  probe.load_error = "cannot open shared object file: No such file or directory";
+  probe.runtime_version = 13000;
+  const std::string none = scanlab::no_gpu_reason(probe);
+  EXPECT_EQ(none.rfind("no NVIDIA driver found (libcuda.so.1 could not be loaded: cannot open shared object file", 0), 0)
+      << none;
+  EXPECT_EQ(none.find("insufficient"), std::string::npos) << none;
+
+  probe.driver_loaded = true;
+  probe.driver_version = 12040;
+  const std::string old = scanlab::no_gpu_reason(probe);
+  EXPECT_NE(old.find("the NVIDIA driver is too old"), std::string::npos) << old;
+  EXPECT_NE(old.find("CUDA up to 12.4"), std::string::npos) << old;
+  EXPECT_NE(old.find("runtime is 13.0"), std::string::npos) << old;
+
+  probe.insufficient_driver = false;
+  probe.status = 100;
+  probe.status_text = "no CUDA-capable device is detected";
+  EXPECT_EQ(scanlab::no_gpu_reason(probe), "no CUDA-capable GPU found (no CUDA-capable device is detected)");
+  scanlab::cuda_probe fine;
+  EXPECT_EQ(scanlab::no_gpu_reason(fine), "no CUDA-capable GPU found");  // no error, no device
+  fine.device_count = 1;
+  EXPECT_EQ(scanlab::no_gpu_reason(fine), "");
+  EXPECT_EQ(scanlab::cuda_version_text(13000), "13.0");
+  EXPECT_EQ(scanlab::cuda_version_text(12090), "12.9");
+}
+
+TEST(NoGpuReason, ThisMachineWithoutADriver) {
+  if (void* handle = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+    ::dlclose(handle);
+    GTEST_SKIP() << "libcuda.so.1 is installed here";
+  }
+  const std::string reason = scanlab::gpu_unavailable_reason();
+  EXPECT_EQ(reason.rfind("no NVIDIA driver found (libcuda.so.1 could not be loaded", 0), 0) << reason;
+}
+
+TEST(StatusLine, SilentWhereStderrIsNoTerminal) {
+  if (scanlab::cli::stderr_is_terminal()) GTEST_SKIP() << "stderr is a terminal";
+  testing::internal::CaptureStderr();
+  {
+    scanlab::cli::status_line line("scanlab-test", true, 4, std::chrono::milliseconds(0));
+    EXPECT_FALSE(line.enabled());
+    EXPECT_FALSE(line.due());
+    line.show("iteration 1", true);
+    line.append(", more");
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Dataset I/O: .npy reading and writing, atomic output, raw binary and text files, convert().
 // CPU only. Every test works in its own temporary directory, removed afterwards.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <iostream>
 #include <limits>
 #include <new>
 #include <random>
@@ -21,11 +23,13 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "common/array.hpp"
 #include "common/atomic_file.hpp"
 #include "common/dataset.hpp"
+#include "common/file_format.hpp"
 #include "common/npy.hpp"
 #include "common/test_util.hpp"
 
@@ -907,6 +911,180 @@ TEST_F(reader_memory_DeathTest, allocation_failure_names_the_file) {
               ::testing::ExitedWithCode(1), "io_error: [^\n]*big.bin: out of memory while reading it");
   EXPECT_EXIT(read_capped([&] { (void)read_dataset(file("big.txt")); }), ::testing::ExitedWithCode(1),
               "io_error: [^\n]*big.txt: out of memory while reading it");
+}
+
+// ---- Formats by their first bytes ----
+
+TEST(file_format, signatures) {
+  EXPECT_EQ(sniff(std::string("\x93NUMPY\x01\x00", 8)), signature::npy);
+  EXPECT_EQ(sniff("%%MatrixMarket matrix coordinate real general\n"), signature::matrix_market);
+  EXPECT_EQ(sniff("%%matrixmarket"), signature::matrix_market);
+  EXPECT_EQ(sniff("PK\x03\x04rest"), signature::zip);
+  EXPECT_EQ(sniff("\x1f\x8b\x08"), signature::gzip);
+  EXPECT_EQ(sniff("BZh91AY"), signature::bzip2);
+  EXPECT_EQ(sniff("BZh is a word"), signature::none);
+  EXPECT_EQ(sniff(std::string("\xfd" "7zXZ\0\0", 7)), signature::xz);
+  EXPECT_EQ(sniff("\x28\xb5\x2f\xfd"), signature::zstd);
+  EXPECT_EQ(sniff("\x89HDF\r\n\x1a\n"), signature::hdf5);
+  EXPECT_EQ(sniff("RIFF\x24\x08\0\0WAVE"), signature::riff);
+  for (const char* plain : {"", "1\n2\n", "x,y\n", "\x93NUM"}) EXPECT_EQ(sniff(plain), signature::none) << plain;
+  EXPECT_TRUE(looks_like_text("1.5\t2\r\n# comment\n\xc3\xa9\n"));
+  EXPECT_TRUE(looks_like_text(""));
+  EXPECT_FALSE(looks_like_text(std::string("1\0" "2", 3)));
+  EXPECT_FALSE(looks_like_text("\x01\x02"));
+  EXPECT_EQ(describe_start(""), "the file is empty");
+  EXPECT_EQ(describe_start("1,2\n"), "it starts with \"1,2\\n\"");
+  EXPECT_NE(describe_start("\x1f\x8b\x08\x00").find("gzip-compressed data"), std::string::npos);
+}
+
+TEST_F(dataset_test, magic_decides_over_extension) {
+  const host_array a = array_of<std::int16_t>({3, -1, 4, -1, 5});
+  write_dataset(file("a.npy"), a);
+  const std::string npy = read_bytes(file("a.npy"));
+  // A .npy under another name is read as one, without --dtype (and despite another --dtype).
+  for (const char* name : {"a.bin", "a.dat", "a.raw", "a.txt", "a.csv", "a.xyz", "noext"}) {
+    write_bytes(file(name), npy);
+    EXPECT_TRUE(same_bytes(read_dataset(file(name)), a)) << name;
+    EXPECT_TRUE(same_bytes(read_dataset(file(name), {.type = dtype::f64}), a)) << name;
+  }
+  // A file named .npy that is not one: its first bytes, and the format they show.
+  write_bytes(file("text.npy"), "x,y\n1,2\n3,4\n");
+  expect_io_error([&] { (void)read_dataset(file("text.npy")); },
+                  {"text.npy: not a .npy file (bad magic): it starts with \"x,y\\n1,2\\n3,4\\n\"",
+                   "a .npy file starts with \"\\x93NUMPY\""});
+  write_bytes(file("packed.npy"), std::string("\x1f\x8b\x08\x00\x00\x00", 6));
+  expect_io_error([&] { (void)read_dataset(file("packed.npy")); },
+                  {"packed.npy", "it starts with \"\\x1f\\x8b\\x08\\x00\\x00\\x00\"", "gzip-compressed data"});
+  write_bytes(file("archive.npy"), std::string("PK\x03\x04\x14\x00", 6));
+  expect_io_error([&] { (void)read_dataset(file("archive.npy")); }, {"archive.npy", "zip archive", ".npz"});
+  write_bytes(file("empty.npy"), "");
+  expect_io_error([&] { (void)read_dataset(file("empty.npy")); }, {"empty.npy", "the file is empty"});
+  // Text files that are another format; raw files stay raw whatever they hold.
+  write_bytes(file("matrix.txt"), "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n");
+  expect_io_error([&] { (void)read_dataset(file("matrix.txt")); }, {"matrix.txt", "Matrix Market", "scanlab-cg"});
+  write_bytes(file("packed.csv"), std::string("\x1f\x8b\x08\x00", 4));
+  expect_io_error([&] { (void)read_dataset(file("packed.csv")); }, {"packed.csv", "gzip-compressed data"});
+  write_bytes(file("gz.bin"), std::string("\x1f\x8b\x08\x00", 4));
+  EXPECT_EQ(read_dataset(file("gz.bin"), {.type = dtype::u8}).size(), 4);
+  // An unknown extension: still an error, naming what the bytes show where they show something.
+  write_bytes(file("data.gz"), std::string("\x1f\x8b\x08\x00", 4));
+  expect_io_error([&] { (void)read_dataset(file("data.gz")); },
+                  {"data.gz", "unsupported file extension \".gz\"", "gzip-compressed data"});
+}
+
+// Standard input and output, in a child process (EXPECT_EXIT forks): its descriptors 0 and 1
+// are pointed at files or pipes, and a failed check exits with a code that says which.
+using standard_streams_DeathTest = io_test;
+
+// Points descriptor `target` at `path` (opened with `flags`), or exits 9.
+void redirect(int target, const fs::path& path, int flags) {
+  const int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0 || ::dup2(fd, target) < 0) std::_Exit(9);
+  ::close(fd);
+}
+
+// Runs `body` and exits 0, or 1 with an io_error's message on stderr.
+void exit_with(const std::function<void()>& body) {
+  try {
+    body();
+    std::_Exit(0);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    std::_Exit(1);
+  }
+}
+
+TEST_F(standard_streams_DeathTest, reads_npy_and_text_from_standard_input_once) {
+  const host_array a = array_of<double>({1.5, -2, 1e300});
+  write_dataset(file("a.npy"), a);
+  const auto read_stdin = [&](const fs::path& from, const read_options& options = {}) {
+    redirect(STDIN_FILENO, from, O_RDONLY);
+    return read_dataset("-", options);
+  };
+  EXPECT_EXIT(exit_with([&] {
+                if (!same_bytes(read_stdin(file("a.npy")), a)) std::_Exit(2);
+                (void)read_dataset("-");  // a second reader of standard input
+              }),
+              ::testing::ExitedWithCode(1), "error: standard input: already read for another input: only one input can be '-'");
+  write_bytes(file("values"), "# comment\n7\n-8\n9\n");
+  EXPECT_EXIT(exit_with([&] {
+                if (values_of<std::int32_t>(read_stdin(file("values"), {.type = dtype::i32})) !=
+                    std::vector<std::int32_t>{7, -8, 9}) {
+                  std::_Exit(2);
+                }
+              }),
+              ::testing::ExitedWithCode(0), "");
+  write_bytes(file("columns"), "x,y\n1,2\n3,4\n");
+  EXPECT_EXIT(exit_with([&] {
+                if (values_of<double>(read_stdin(file("columns"), {.column = "y"})) != std::vector<double>{2, 4}) {
+                  std::_Exit(2);
+                }
+              }),
+              ::testing::ExitedWithCode(0), "");
+  write_bytes(file("junk"), std::string("\x01\x02\x03\x00rest", 8));
+  EXPECT_EXIT(exit_with([&] { (void)read_stdin(file("junk")); }), ::testing::ExitedWithCode(1),
+              "error: standard input: neither a .npy file nor text: it starts with");
+  write_bytes(file("short"), read_bytes(file("a.npy")).substr(0, 128 + 20));
+  EXPECT_EXIT(exit_with([&] { (void)read_stdin(file("short")); }), ::testing::ExitedWithCode(1),
+              "error: standard input: truncated data: shape \\(3,\\) of <f8 needs 24 bytes, file has 20");
+  write_bytes(file("long"), read_bytes(file("a.npy")) + std::string(100000, 'x'));
+  EXPECT_EXIT(exit_with([&] { (void)read_stdin(file("long")); }), ::testing::ExitedWithCode(1),
+              "error: standard input: shape and size disagree: .* file has 100024 \\(trailing bytes\\)");
+  write_bytes(file("magic only"), std::string("\x93NUM", 4));
+  EXPECT_EXIT(exit_with([&] { (void)read_stdin(file("magic only")); }), ::testing::ExitedWithCode(1),
+              "error: standard input: truncated header");
+}
+
+TEST_F(standard_streams_DeathTest, reads_a_large_npy_through_a_pipe) {
+  // 3 MB: many times a pipe's buffer, so the reader waits for the writer as it would after a |.
+  std::vector<std::uint32_t> values(750000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::uint32_t>(i * 2654435761u);
+  const host_array a = array_of<std::uint32_t>(values);
+  EXPECT_EXIT(exit_with([&] {
+                int ends[2];
+                if (::pipe(ends) != 0 || ::dup2(ends[0], STDIN_FILENO) < 0) std::_Exit(9);
+                ::close(ends[0]);
+                std::thread writer([&] {
+                  const std::string bytes = make_npy_header(dtype::u32, {static_cast<std::int64_t>(values.size())}) +
+                                            bytes_of(values);
+                  for (std::size_t done = 0; done < bytes.size();) {
+                    const ::ssize_t n = ::write(ends[1], bytes.data() + done, bytes.size() - done);
+                    if (n <= 0) std::_Exit(8);
+                    done += static_cast<std::size_t>(n);
+                  }
+                  ::close(ends[1]);
+                });
+                const host_array read = read_dataset("-");
+                writer.join();
+                if (!same_bytes(read, a)) std::_Exit(2);
+              }),
+              ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(standard_streams_DeathTest, writes_npy_to_standard_output_and_prints_to_stderr) {
+  const host_array a = array_of<float>({0.25f, -3.0f});
+  EXPECT_EXIT(exit_with([&] {
+                redirect(STDOUT_FILENO, file("out.npy"), O_WRONLY | O_CREAT | O_TRUNC);
+                write_dataset("-", a);
+                std::cout << "a result line" << std::endl;  // must not reach the data
+                std::printf("and a printf line\n");
+                write_dataset("-", a);  // a second output to standard output
+              }),
+              ::testing::ExitedWithCode(1),
+              "a result line\nand a printf line\nerror: standard output: already written by another output: only one "
+              "output can be '-'");
+  EXPECT_EQ(read_bytes(file("out.npy")), make_npy_header(dtype::f32, {2}) + bytes_of(std::vector<float>{0.25f, -3.0f}));
+  EXPECT_TRUE(same_bytes(read_npy(file("out.npy")), a));
+  // An npy_writer streams to it as well.
+  EXPECT_EXIT(exit_with([&] {
+                redirect(STDOUT_FILENO, file("streamed.npy"), O_WRONLY | O_CREAT | O_TRUNC);
+                npy_writer writer("-", dtype::f32, {2});
+                writer.write(a.data(), 4);
+                writer.write(a.data() + 4, 4);
+                writer.commit();
+              }),
+              ::testing::ExitedWithCode(0), "");
+  EXPECT_TRUE(same_bytes(read_npy(file("streamed.npy")), a));
 }
 
 // ---- convert ----

@@ -106,6 +106,8 @@ TEST(mtx_reader, EmptyMatrix) {
 TEST(mtx_reader, BadBanner) {
   expect_error("", "m.mtx:1:", "empty file");
   expect_error("3 3 1\n1 1 1\n", "m.mtx:1:", "not a Matrix Market file");
+  expect_error(std::string("\x93NUMPY\x01\x00v\x00{'descr'", 18), "m.mtx:1:", "it starts with \"\\x93NUMPY");
+  expect_error(std::string("\x1f\x8b\x08\x00", 4), "m.mtx:1:", "gzip-compressed data");
   expect_error("%%MatrixMarket matrix coordinate real\n1 1 1\n1 1 1\n", "m.mtx:1:", "4 words");
   expect_error("%%MatrixMarket vector coordinate real general\n", "m.mtx:1:", "unsupported object");
   expect_error("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", "m.mtx:1:", "\"array\"");
