@@ -356,7 +356,7 @@ std::vector<typename Case::value_type> run_production(InputIt d_in, typename Cas
       return exclusive ? exclusive_scan(d_temp, bytes, d_in, d_out, n, Case::init(), op)
                        : inclusive_scan(d_temp, bytes, d_in, d_out, n, op);
     }
-    return scan_detail::dispatch_scan<policy_of<Case>>(d_temp, bytes, d_in, d_out, n, kind_of(exclusive), Case::init(), op,
+    return scan_detail::dispatch_scan<policy_of<Case>>(d_temp, bytes, d_in, d_out, n, scan_detail::kind_of(exclusive), Case::init(), op,
                                                        nullptr, options);
   };
   std::size_t bytes = 0;

@@ -128,11 +128,11 @@ TEST_F(segmented_scan, HostileOffsets) {
                                      scanlab::plus{}, {}),
                    want, x, heads, false, std::string("hostile offsets, ") + name(k));
   }
-  // No segments at all (one offset): one segment from 0.
+  // No segments at all (one offset, n: it marks nothing): one segment from 0.
   std::vector<char> one(n, 0);
   one[0] = 1;
   expect_matches(run<std::int32_t>(d_in.data(), d_out.data(), n, static_cast<const std::int32_t*>(nullptr),
-                                   d_offsets.data() + 2, 0, kind::exclusive, 9, scanlab::plus{}, {}),
+                                   d_offsets.data(), 0, kind::exclusive, 9, scanlab::plus{}, {}),
                  reference<std::int32_t>(x, one, kind::exclusive, 9, scanlab::plus{}), x, one, false,
                  "zero segments");
 }
