@@ -1,11 +1,11 @@
-// GPU smoke tests: the device buffer round trip and the harness timing a copy.
+// GPU smoke tests: the device buffer round trip, the harness timing a copy (samples, clocks)
+// and the read-only ceiling.
 #include "common/bench.hpp"
-
-#include <algorithm>
 #include "common/device_buffer.hpp"
 #include "common/gpu_test.hpp"
 #include "common/test_util.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
