@@ -258,16 +258,8 @@ int main(int argc, char** argv) {
       const double vector_bytes = static_cast<double>(a.rows) * (use_double ? 8.0 : 4.0);
       const auto row = [&](const std::string& variant, const scanlab::bench::timing& time, double bytes,
                            scanlab::bench::ceiling bound) {
-        scanlab::bench::result r;
-        r.suite = "cg";
-        r.variant = variant;
-        r.type = type;
-        r.dataset = source;
-        r.n = a.rows;
-        r.bytes = bytes;
-        r.bound = bound;
-        r.time = time;
-        return r;
+        return scanlab::bench::result{.suite = "cg", .variant = variant, .type = type, .dataset = source,
+                                      .n = a.rows, .bytes = bytes, .bound = bound, .time = time, .baseline_ms = std::nullopt};
       };
       scanlab::bench::report report = app.bench_report({
           row("solve", t.solve, 0, scanlab::bench::ceiling::none),

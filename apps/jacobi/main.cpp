@@ -194,18 +194,12 @@ int main(int argc, char** argv) {
 
     if (bench) {
       const jacobi::gpu_timings t = jacobi::bench_gpu(options, app.options().repeat);
+      // bytes: 2 N^3 elements, each point read once and written once, or both buffers read once.
       const auto row = [&](const std::string& variant, const scanlab::bench::timing& time, double bytes,
                            scanlab::bench::ceiling bound) {
-        scanlab::bench::result r;
-        r.suite = "jacobi";
-        r.variant = variant;
-        r.type = type;
-        r.dataset = "Laplace " + std::to_string(n) + "^3, " + boundary_text;
-        r.n = points;
-        r.bytes = bytes;  // 2 N^3 elements: each point read once and written once, or both buffers read once
-        r.bound = bound;
-        r.time = time;
-        return r;
+        return scanlab::bench::result{.suite = "jacobi", .variant = variant, .type = type,
+                                      .dataset = "Laplace " + std::to_string(n) + "^3, " + boundary_text,
+                                      .n = points, .bytes = bytes, .bound = bound, .time = time, .baseline_ms = std::nullopt};
       };
       scanlab::bench::report report = app.bench_report(
           {row("sweep (7-point stencil)", t.sweep, t.sweep_bytes, scanlab::bench::ceiling::memcpy),
