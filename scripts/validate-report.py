@@ -65,8 +65,9 @@ def validate(value, schema, root, path="$"):
     problems = []
     if "anyOf" in schema:
         options = [validate(value, s, root, path) for s in schema["anyOf"]]
-        if all(options):  # none fits: the problems of the closest
-            return min(options, key=len)
+        if all(options):  # none fits: the problems of the closest, rather one of the value's type
+            same_type = [o for o in options if not (len(o) == 1 and o[0].startswith(f"{path}: expected "))]
+            return min(same_type or options, key=len)
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(type_matches(value, t) for t in types):

@@ -138,7 +138,7 @@ std::string csv_field(const std::string& text) {
 
 std::string number(double v) {
   std::ostringstream out;
-  out.precision(17);
+  out.precision(12);
   out << v;
   return out.str();
 }
