@@ -18,13 +18,12 @@ such and the others still run. Exit status 0 when every run succeeded, else 1.
 """
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
-from bench_common import parse_builds, parse_choices, parse_size, size_label
+from bench_common import parse_builds, parse_choices, parse_size, read_bench, size_label
 
 # name -> (app, arguments before the size); {n} is the element count. Each selects only
 # scanlab's production path where the app can (CUB's rows are dropped anyway).
@@ -52,10 +51,8 @@ BENCHMARKS = {
 
 
 def rows_of(path):
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
-    bench = doc if "results" in doc else doc.get("bench", {})
-    return bench.get("results", []), bench.get("baseline", {})
+    bench = read_bench(path)
+    return bench["rows"], bench["baseline"]
 
 
 def run_one(bindir, bench, n, repeat, json_path, keep_cub):
@@ -67,7 +64,7 @@ def run_one(bindir, bench, n, repeat, json_path, keep_cub):
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
         return None, f"exit {proc.returncode}: {tail[0]}"
     rows, _ = rows_of(json_path)
-    return [r for r in rows if keep_cub or r.get("variant") != "cub"], None
+    return [r for r in rows if keep_cub or r["variant"] != "cub"], None
 
 
 def main():

@@ -17,13 +17,12 @@ measured, and keeps the JSON files. Exit status 0 when every run succeeded, else
 """
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
-from bench_common import parse_builds, parse_choices, parse_size, size_label
+from bench_common import parse_builds, parse_choices, parse_size, pct_label, read_bench, size_label
 
 DISTS = "uniform,entropy-reduced,sorted,few-unique,constant,zipf"
 
@@ -95,22 +94,21 @@ GROUPS = ["compact", "partition3", "linrec", "scan", "quicksort", "sort"]
 
 
 def pick(rows, variant):
-    """(label, dataset, n, scanlab ms, cub ms, pct of memcpy) for each dataset of a run; variant:
+    """(label, dataset, n, scanlab ms, cub ms, % of ceiling) for each dataset of a run; variant:
     the production row's name, or {name: label} for runs with several targets."""
     out = []
     if variant is None:  # scanlab-bench: the production row and the CUB row
-        mine = [r for r in rows if r.get("variant") != "cub"]
-        cub = {r["type"]: r for r in rows if r.get("variant") == "cub"}
+        mine = [r for r in rows if r["variant"] != "cub"]
+        cub = {r["type"]: r for r in rows if r["variant"] == "cub"}
         for r in mine:
             c = cub.get(r["type"])
             if c:
-                out.append(("", r.get("dataset", ""), r["n"], r["median_ms"], c["median_ms"], r.get("pct_memcpy")))
+                out.append(("", r["dataset"], r["n"], r["median_ms"], c["median_ms"], pct_label(r)))
         return out
     names = variant if isinstance(variant, dict) else {variant: ""}
     for r in rows:
-        if r.get("variant") in names and "baseline_ms" in r:
-            out.append((names[r["variant"]], r.get("dataset", ""), r["n"], r["median_ms"], r["baseline_ms"],
-                        r.get("pct_memcpy")))
+        if r["variant"] in names and r["baseline_ms"] is not None:
+            out.append((names[r["variant"]], r["dataset"], r["n"], r["median_ms"], r["baseline_ms"], pct_label(r)))
     return out
 
 
@@ -173,7 +171,7 @@ def main():
                 head += f" scanlab ({label}) | CUB {cub_versions.get(label, '?')} | ratio |"
                 rule += "---|---|---|"
             if g in ("scan", "linrec", "compact"):
-                head += " % of memcpy |"
+                head += " % of ceiling |"
                 rule += "---|"
             md += [head, rule]
             for key in order[g]:
@@ -189,7 +187,7 @@ def main():
                     pct = pct if pct is not None else p
                     line += f" {fmt(ours)} | {fmt(cub)} | {cub / ours:.2f}x |"
                 if g in ("scan", "linrec", "compact"):
-                    line += f" {pct:.1f} % |" if pct is not None else " |"
+                    line += f" {pct} |" if pct else " |"
                 md.append(line)
             md.append("")
         if failures:
@@ -216,11 +214,9 @@ def main():
                     tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
                     failures.append(f"{job} {size_label(n)} {label}: exit {proc.returncode}: {tail[0]}")
                     continue
-                with open(json_path, encoding="utf-8") as f:
-                    doc = json.load(f)
-                bench = doc if "results" in doc else doc.get("bench", {})
-                cub_versions[label] = bench.get("baseline", {}).get("cub_version", "?")
-                for what, dataset, rn, ours, cub, pct in pick(bench.get("results", []), variant):
+                bench = read_bench(json_path)
+                cub_versions[label] = bench["baseline"]["cub_version"]
+                for what, dataset, rn, ours, cub, pct in pick(bench["rows"], variant):
                     key = (f"{job}, {what}" if what else job, size_label(rn) if n is not None else str(rn), dataset)
                     if key not in results[g]:
                         results[g][key] = {}

@@ -1,6 +1,28 @@
-"""What scripts/bench-compare.py and scripts/bench-targets.py share: sizes, builds, lists."""
+"""What scripts/bench-compare.py and scripts/bench-targets.py share: sizes, builds, lists,
+reading the apps' reports."""
 
+import json
 import os
+
+SCHEMA, SCHEMA_VERSION = "scanlab-app-report", 1  # docs/json-schema.md
+
+
+def read_bench(path):
+    """The "bench" object of an app report (docs/json-schema.md): its rows under "rows", the
+    CUB under "baseline", the ceilings under "ceilings". A file that is not an app report
+    with a benchmark is a ValueError naming it."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or doc.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(f"{path}: not a {SCHEMA} version {SCHEMA_VERSION}")
+    if not isinstance(doc.get("bench"), dict):
+        raise ValueError(f"{path}: holds no benchmark (run with --bench)")
+    return doc["bench"]
+
+
+def pct_label(row):
+    """A row's GB/s against its ceiling, "88.1 % memcpy" or "97.0 % read"; "" for none."""
+    return f"{row['pct_of_ceiling']:.1f} % {row['ceiling']}" if row["pct_of_ceiling"] is not None else ""
 
 
 def parse_size(text):

@@ -5,6 +5,7 @@
 //   scanlab-bench scan --sizes 2^20,2^28 --types int32 --variants production --json scan.json
 #include "suite.hpp"
 
+#include "common/bench_report.hpp"
 #include "common/cli.hpp"
 #include "common/table.hpp"
 
@@ -124,13 +125,22 @@ int main(int argc, char** argv) {
     const double memcpy = harness.memcpy_gbps();
     spdlog::info("{}: {} SMs, {} MB L2; memcpy {} GB/s", device.name, device.sm_count, device.l2_bytes >> 20,
                  scanlab::format_fixed(memcpy, 0));
-    const auto results = chosen->run(harness, opts);
+    auto results = chosen->run(harness, opts);
     if (terminal) std::cerr << "\r\033[K" << std::flush;
-    scanlab::bench::print_results(std::cout, results, memcpy);
-    app.write_json(scanlab::bench::to_json(results, device, memcpy));
-    const bool failed = std::any_of(results.begin(), results.end(),
-                                    [](const auto& r) { return r.validation.rfind("FAIL", 0) == 0; });
-    if (failed) {
+    scanlab::app_report out = app.new_report();
+    out.result() = {{"suite", chosen->name}, {"sizes", opts.sizes}, {"types", opts.types}, {"variants", opts.variants}};
+    // Each variant's output, compared once with CUB's on the same input: one check per row that was compared.
+    for (const auto& r : results) {
+      if (r.validation == "pass" || r.validation.rfind("FAIL", 0) == 0) {
+        out.add({"CUB (same input)", r.validation == "pass",
+                 r.suite + " " + r.variant + " " + r.type + " n=" + std::to_string(r.n) + ": " + r.validation});
+      }
+    }
+    scanlab::bench::report report = app.bench_report(std::move(results));
+    scanlab::bench::print(std::cout, report);
+    out.set_bench(std::move(report));
+    app.write_report(out);
+    if (!out.passed()) {
       std::cerr << "scanlab-bench: some variants gave a wrong result (see the check column)\n";
       return scanlab::cli::exit_error;
     }

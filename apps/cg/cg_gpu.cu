@@ -295,21 +295,19 @@ class typed_solver final : public gpu_solver::impl {
       solves.push_back(r.solve_ms);
       t.iterations = r.iterations;
     }
-    std::sort(solves.begin(), solves.end());
-    t.solve_ms = solves[solves.size() / 2];
-    t.solve_runs = runs;
+    t.solve = bench::from_samples(std::move(solves), 0, false);
     // The parts, on the solver's own vectors, L2 not flushed (as inside a solve).
     bench::harness h({.warmup = 3, .repeat = repeat, .flush_l2 = false});
     double* d_scalars = scalars_.data();
-    t.spmv_ms = h.time([&](cudaStream_t s) { spmv(p_.data(), ap_.data(), s); }).median_ms;
-    t.dot_ms = h.time([&](cudaStream_t s) { dot(p_.data(), ap_.data(), d_scalars + 2, s); }).median_ms;
+    t.spmv = h.time([&](cudaStream_t s) { spmv(p_.data(), ap_.data(), s); });
+    t.dot = h.time([&](cudaStream_t s) { dot(p_.data(), ap_.data(), d_scalars + 2, s); });
     // The updates read the current scalars; give them harmless values first.
     const double harmless[4] = {1.0, 1.0, 1.0, 1.0};
     SCANLAB_CHECK(cudaMemcpy(d_scalars, harmless, sizeof harmless, cudaMemcpyHostToDevice));
-    t.update_ms = h.time([&](cudaStream_t s) {
+    t.update = h.time([&](cudaStream_t s) {
                      update_x_r(d_scalars, d_scalars + 2, s);
                      update_p(d_scalars + 1, d_scalars, s);
-                   }).median_ms;
+                   });
     t.spmv_bytes = static_cast<double>(nnz_) * (sizeof(T) + sizeof(std::int32_t)) +
                    static_cast<double>(n_ + 1) * sizeof(std::int64_t) + 2.0 * static_cast<double>(n_) * sizeof(T);
     return t;

@@ -17,6 +17,8 @@
 
 #include "cg/sparse.hpp"
 
+#include "common/bench.hpp"
+
 #include <functional>
 #include <memory>
 #include <span>
@@ -44,15 +46,14 @@ struct gpu_result {
   double solve_ms = 0;                // this solve, CUDA events (includes the per-iteration checks)
 };
 
-// Median times (ms) of the parts, for the shares of a solve: vectors stay in L2 between
+// Whole solves and the parts, for the shares of a solve: vectors stay in L2 between
 // the parts of an iteration, so the parts are timed without flushing L2.
 struct gpu_timings {
-  double solve_ms = 0;
-  int solve_runs = 0;
+  bench::timing solve;    // one solve per sample (its own events; no warm-up, no flush)
   int iterations = 0;
-  double spmv_ms = 0;
-  double dot_ms = 0;      // one dot product of two vectors
-  double update_ms = 0;   // both vector updates of one iteration
+  bench::timing spmv;
+  bench::timing dot;      // one dot product of two vectors
+  bench::timing update;   // both vector updates of one iteration
   double spmv_bytes = 0;  // the bytes one SpMV must move (matrix, x once, y)
   std::string spmv_used;  // "thread per row" or "warp per row"
 };

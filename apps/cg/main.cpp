@@ -20,7 +20,7 @@
 #include "cg/mtx.hpp"
 #include "cg/sparse.hpp"
 
-#include "common/bench.hpp"
+#include "common/bench_report.hpp"
 #include "common/cli.hpp"
 #include "common/progress.hpp"
 #include "common/table.hpp"
@@ -201,7 +201,9 @@ int main(int argc, char** argv) {
               << (result.iterations > 0 ? scanlab::format_time_ms(result.solve_ms / result.iterations) : "-")
               << " per iteration)\n";
 
-    nlohmann::json json = {{"matrix", source},
+    scanlab::app_report out = app.new_report();
+    nlohmann::json& json = out.result();
+    json = {{"matrix", source},
                            {"rows", a.rows},
                            {"nonzeros", a.nnz()},
                            {"dtype", type},
@@ -211,14 +213,14 @@ int main(int argc, char** argv) {
                            {"converged", result.converged},
                            {"relative_residual", result.relative_residual},
                            {"true_relative_residual", result.true_relative_residual},
-                           {"solve_ms", result.solve_ms}};
-    if (ones_solution) json["max_error_vs_ones"] = max_error;
+                           {"solve_ms", result.solve_ms},
+                           {"max_error_vs_ones", ones_solution ? nlohmann::json(max_error) : nlohmann::json()},
+                           {"breakdown", result.breakdown.empty() ? nlohmann::json() : nlohmann::json(result.breakdown)}};
 
     bool ok = result.converged;
     if (!result.breakdown.empty()) {
       std::cerr << "scanlab-cg: CG broke down (" << result.breakdown
                 << "): is the matrix symmetric positive definite?\n";
-      json["breakdown"] = result.breakdown;
     } else if (!result.converged) {
       spdlog::warn("no convergence within {} iterations", max_iters);
     }
@@ -252,43 +254,59 @@ int main(int argc, char** argv) {
       std::cout << '\n';
       table.print(std::cout);
       std::cout << "CPU solve: " << scanlab::format_fixed(cpu_s, 3) << " s\n";
-      json["validation"] = {{"cpu_iterations", cpu.iterations},
-                            {"cpu_relative_residual", cpu.relative_residual},
-                            {"gpu_true_residual_on_cpu", cpu_check},
-                            {"max_relative_difference", x_diff / x_scale},
-                            {"pass", valid}};
-      ok = ok && valid;
+      out.add({"CPU CG (float64)", it_ok && cpu.converged == result.converged,
+               "iterations: GPU " + std::to_string(result.iterations) + ", CPU " + std::to_string(cpu.iterations) +
+                   " (within " + std::to_string(it_slack) + "); converged: GPU " + (result.converged ? "yes" : "no") +
+                   ", CPU " + (cpu.converged ? "yes" : "no") + "; max |x_gpu - x_cpu| / max |x_cpu| = " +
+                   sci(x_diff / x_scale),
+               x_diff / x_scale});
+      out.add({"residual recomputed on the CPU", residual_ok,
+               "||b - A x_gpu|| / ||b|| = " + sci(cpu_check) + " (allowed " + sci(residual_allowed, 1) +
+                   "; the CPU solve's own: " + sci(cpu.relative_residual) + ")",
+               cpu_check});
       if (!valid) std::cerr << "scanlab-cg: validation failed (see the table)\n";
     }
 
     if (bench) {
       const cg::gpu_timings t = solver.bench(app.options().repeat);
       const double it = std::max(t.iterations, 1);
-      const double spmv_share = it * t.spmv_ms / t.solve_ms;
-      const double dot_share = 2 * it * t.dot_ms / t.solve_ms;
-      const double update_share = it * t.update_ms / t.solve_ms;
-      scanlab::text_table table({"part", "time", "per solve", "share"});
-      table.add_row({"solve (median of " + std::to_string(t.solve_runs) + ")", scanlab::format_time_ms(t.solve_ms),
-                     scanlab::format_time_ms(t.solve_ms), "100%"});
-      table.add_row({"SpMV (" + t.spmv_used + ", " + scanlab::format_fixed(t.spmv_bytes / (t.spmv_ms * 1e6), 0) +
-                         " GB/s)",
-                     scanlab::format_time_ms(t.spmv_ms), scanlab::format_time_ms(it * t.spmv_ms),
+      const double solve_ms = t.solve.median_ms;
+      const double spmv_share = it * t.spmv.median_ms / solve_ms;
+      const double dot_share = 2 * it * t.dot.median_ms / solve_ms;
+      const double update_share = it * t.update.median_ms / solve_ms;
+      const double vector_bytes = static_cast<double>(a.rows) * (use_double ? 8.0 : 4.0);
+      const auto row = [&](const std::string& variant, const scanlab::bench::timing& time, double bytes,
+                           scanlab::bench::ceiling bound) {
+        return scanlab::bench::result{.suite = "cg", .variant = variant, .type = type, .dataset = source,
+                                      .n = a.rows, .bytes = bytes, .bound = bound, .time = time, .baseline_ms = std::nullopt};
+      };
+      scanlab::bench::report report = app.bench_report({
+          row("solve", t.solve, 0, scanlab::bench::ceiling::none),
+          row("spmv (" + t.spmv_used + ")", t.spmv, t.spmv_bytes, scanlab::bench::ceiling::memcpy),
+          row("dot", t.dot, 2 * vector_bytes, scanlab::bench::ceiling::read),
+          // x += alpha p, r -= alpha Ap (x, r, p, Ap read; x, r written), then p = r + beta p
+          // (r, p read; p written): nine vectors moved.
+          row("vector updates", t.update, 9 * vector_bytes, scanlab::bench::ceiling::memcpy),
+      });
+      std::cout << '\n';
+      scanlab::bench::print(std::cout, report);
+      scanlab::text_table table({"part", "per solve", "share"});
+      table.add_row({"SpMV (" + t.spmv_used + ")", scanlab::format_time_ms(it * t.spmv.median_ms),
                      scanlab::format_fixed(100 * spmv_share, 1) + "%"});
-      table.add_row({"dot products (2 per iteration)", scanlab::format_time_ms(t.dot_ms),
-                     scanlab::format_time_ms(2 * it * t.dot_ms), scanlab::format_fixed(100 * dot_share, 1) + "%"});
-      table.add_row({"vector updates", scanlab::format_time_ms(t.update_ms), scanlab::format_time_ms(it * t.update_ms),
+      table.add_row({"dot products (2 per iteration)", scanlab::format_time_ms(2 * it * t.dot.median_ms),
+                     scanlab::format_fixed(100 * dot_share, 1) + "%"});
+      table.add_row({"vector updates", scanlab::format_time_ms(it * t.update.median_ms),
                      scanlab::format_fixed(100 * update_share, 1) + "%"});
-      table.add_row({"rest (convergence checks, launches)", "", "",
+      table.add_row({"rest (convergence checks, launches)", "",
                      scanlab::format_fixed(100 * (1 - spmv_share - dot_share - update_share), 1) + "%"});
       std::cout << '\n';
       table.print(std::cout);
-      std::cout << "Parts timed alone on the solver's vectors (L2 not flushed, as within a solve), "
-                << t.iterations << " iterations per solve.\n";
-      json["bench"] = {{"solve_ms", t.solve_ms},   {"solve_runs", t.solve_runs}, {"iterations", t.iterations},
-                       {"spmv_ms", t.spmv_ms},     {"dot_ms", t.dot_ms},         {"update_ms", t.update_ms},
-                       {"spmv_bytes", t.spmv_bytes}, {"spmv", t.spmv_used}};
+      std::cout << "solve: one whole solve per run (" << t.iterations << " iterations); the parts timed alone on the "
+                << "solver's vectors (L2 not flushed, as within a solve); share = their time per solve over the "
+                << "solve's median.\n";
+      out.set_bench(std::move(report));
     }
-    app.write_json(json);
-    return ok ? scanlab::cli::exit_ok : scanlab::cli::exit_error;
+    app.write_report(out);
+    return ok && out.passed() ? scanlab::cli::exit_ok : scanlab::cli::exit_error;
   });
 }

@@ -1,15 +1,100 @@
 #include "common/bench.hpp"
 
-#include "common/table.hpp"
 
 #include <scanlab/error.hpp>
 
 #include <algorithm>
-#include <chrono>
-#include <ctime>
-#include <ostream>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
 
 namespace scanlab::bench {
+
+namespace detail {
+// read_bandwidth.cu: reads `bytes` (a multiple of 16) from d_in on `stream`, keeping only a
+// value that depends on every byte (written to *d_sink, which must hold `blocks` words).
+void enqueue_read(const void* d_in, std::size_t bytes, unsigned* d_sink, int blocks, cudaStream_t stream);
+int read_blocks(int device);
+}  // namespace detail
+
+namespace {
+
+// Ceilings measured once per process and device.
+std::map<int, double>& memcpy_cache() {
+  static std::map<int, double> cache;
+  return cache;
+}
+std::map<int, double>& read_cache() {
+  static std::map<int, double> cache;
+  return cache;
+}
+
+// Two buffers of up to 512 MiB each (far larger than L2), halved while the GPU is short of memory.
+struct bandwidth_buffers {
+  void* src = nullptr;
+  void* dst = nullptr;
+  std::size_t bytes = std::size_t{512} << 20;
+  explicit bandwidth_buffers(std::size_t dst_bytes_per_src_byte) {
+    while (bytes >= (std::size_t{16} << 20)) {
+      if (cudaMalloc(&src, bytes) == cudaSuccess) {
+        if (dst_bytes_per_src_byte == 0 || cudaMalloc(&dst, bytes) == cudaSuccess) return;
+        cudaFree(src);
+        src = nullptr;
+      }
+      cudaGetLastError();
+      bytes /= 2;
+    }
+    throw cuda_error(cudaErrorMemoryAllocation, "bandwidth buffers", __FILE__, __LINE__);
+  }
+  ~bandwidth_buffers() {
+    if (src != nullptr) cudaFree(src);
+    if (dst != nullptr) cudaFree(dst);
+  }
+  bandwidth_buffers(const bandwidth_buffers&) = delete;
+  bandwidth_buffers& operator=(const bandwidth_buffers&) = delete;
+};
+
+}  // namespace
+
+std::string_view name(ceiling c) {
+  switch (c) {
+    case ceiling::memcpy: return "memcpy";
+    case ceiling::read: return "read";
+    case ceiling::none: return "none";
+  }
+  return "none";
+}
+
+timing from_samples(std::vector<double> samples_ms, int warmup, bool flush_l2) {
+  if (samples_ms.empty()) throw std::logic_error("bench::from_samples: no samples");
+  timing t;
+  t.warmup = warmup;
+  t.flush_l2 = flush_l2;
+  t.runs = static_cast<int>(samples_ms.size());
+  std::vector<double> sorted = samples_ms;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t mid = sorted.size() / 2;
+  t.median_ms = sorted.size() % 2 == 1 ? sorted[mid] : 0.5 * (sorted[mid - 1] + sorted[mid]);
+  t.min_ms = sorted.front();
+  t.max_ms = sorted.back();
+  const double count = static_cast<double>(sorted.size());
+  t.mean_ms = std::accumulate(sorted.begin(), sorted.end(), 0.0) / count;
+  double squares = 0;
+  for (double x : sorted) squares += (x - t.mean_ms) * (x - t.mean_ms);
+  // The sample standard deviation over the mean (0 for a single sample).
+  t.noise = sorted.size() > 1 && t.mean_ms > 0 ? std::sqrt(squares / (count - 1)) / t.mean_ms : 0.0;
+  t.samples_ms = std::move(samples_ms);
+  return t;
+}
+
+timing minus(const timing& t, double ms) {
+  std::vector<double> samples = t.samples_ms;
+  for (double& x : samples) x = std::max(x - ms, 1e-6);
+  timing out = from_samples(std::move(samples), t.warmup, t.flush_l2);
+  out.clocks = t.clocks;
+  return out;
+}
 
 device_info query_device(int ordinal) {
   cudaDeviceProp prop{};
@@ -35,13 +120,12 @@ std::string baseline_label() {
 harness::harness(config cfg, cudaStream_t stream) : cfg_(cfg), stream_(stream) {
   cfg_.repeat = std::max(cfg_.repeat, 10);
   cfg_.warmup = std::max(cfg_.warmup, 1);
+  SCANLAB_CHECK(cudaGetDevice(&device_));
   SCANLAB_CHECK(cudaEventCreate(&start_));
   SCANLAB_CHECK(cudaEventCreate(&stop_));
   if (cfg_.flush_l2) {
-    int device = 0;
-    SCANLAB_CHECK(cudaGetDevice(&device));
     int l2_bytes = 0;
-    SCANLAB_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+    SCANLAB_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device_));
     // Writing twice the L2's size evicts every line the previous run left there.
     flush_bytes_ = std::max<std::size_t>(2 * static_cast<std::size_t>(l2_bytes), std::size_t{8} << 20);
     SCANLAB_CHECK(cudaMalloc(&flush_buffer_, flush_bytes_));
@@ -71,112 +155,61 @@ timing harness::time(const std::function<void(cudaStream_t)>& work) {
 
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(cfg_.repeat));
+  clocks::record readings;
+  if (const auto max = clocks::max_sm_mhz(device_)) readings.sm_max_mhz = *max;
   for (int i = 0; i < cfg_.repeat; ++i) {
     flush_l2();
     SCANLAB_CHECK(cudaEventRecord(start_, stream_));
     work(stream_);
     SCANLAB_CHECK(cudaEventRecord(stop_, stream_));
+    // Read while the run is (most likely) in flight: the reading is outside the events.
+    if (const auto reading = clocks::read(device_)) readings.samples.push_back(*reading);
     SCANLAB_CHECK(cudaEventSynchronize(stop_));
     float ms = 0;
     SCANLAB_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
     samples.push_back(ms);
   }
   SCANLAB_CHECK(cudaGetLastError());
-  std::sort(samples.begin(), samples.end());
-  timing t;
-  t.runs = static_cast<int>(samples.size());
-  const std::size_t mid = samples.size() / 2;
-  t.median_ms = samples.size() % 2 == 1 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
-  t.min_ms = samples.front();
-  t.max_ms = samples.back();
+  timing t = from_samples(std::move(samples), cfg_.warmup, cfg_.flush_l2);
+  t.clocks = std::move(readings);
   return t;
 }
 
 double harness::memcpy_gbps() {
-  if (memcpy_gbps_) return *memcpy_gbps_;
-  // 512 MiB each way (far larger than L2); halve the size if the GPU is short of memory.
-  std::size_t bytes = std::size_t{512} << 20;
-  void* src = nullptr;
-  void* dst = nullptr;
-  while (bytes >= (std::size_t{16} << 20)) {
-    if (cudaMalloc(&src, bytes) == cudaSuccess) {
-      if (cudaMalloc(&dst, bytes) == cudaSuccess) break;
-      cudaFree(src);
-      src = nullptr;
-    }
-    cudaGetLastError();
-    bytes /= 2;
-  }
-  if (dst == nullptr) throw cuda_error(cudaErrorMemoryAllocation, "memcpy bandwidth buffers", __FILE__, __LINE__);
-  SCANLAB_CHECK(cudaMemsetAsync(src, 1, bytes, stream_));
+  if (auto it = memcpy_cache().find(device_); it != memcpy_cache().end()) return it->second;
+  bandwidth_buffers buffers(1);
+  SCANLAB_CHECK(cudaMemsetAsync(buffers.src, 1, buffers.bytes, stream_));
   const timing t = time([&](cudaStream_t s) {
-    SCANLAB_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s));
+    SCANLAB_CHECK(cudaMemcpyAsync(buffers.dst, buffers.src, buffers.bytes, cudaMemcpyDeviceToDevice, s));
   });
-  cudaFree(src);
-  cudaFree(dst);
-  memcpy_gbps_ = 2.0 * static_cast<double>(bytes) / (t.median_ms * 1e6);
-  return *memcpy_gbps_;
+  const double gbps = 2.0 * static_cast<double>(buffers.bytes) / (t.median_ms * 1e6);
+  memcpy_cache()[device_] = gbps;
+  return gbps;
 }
 
-void print_results(std::ostream& out, const std::vector<result>& results, double memcpy_gbps) {
-  text_table table({"suite", "variant", "type", "dataset", "n", "time", "GB/s", "% memcpy", "vs CUB", "check"});
-  for (const result& r : results) {
-    const auto speedup = r.speedup();
-    table.add_row({r.suite, r.variant, r.type, r.dataset, format_count(r.n), format_time_ms(r.time.median_ms),
-                   format_fixed(r.gbps(), 0),
-                   memcpy_gbps > 0 ? format_fixed(100.0 * r.gbps() / memcpy_gbps, 1) + "%" : "",
-                   speedup ? format_fixed(*speedup, 2) + "x" : "", r.validation});
+double harness::read_gbps() {
+  if (auto it = read_cache().find(device_); it != read_cache().end()) return it->second;
+  // One buffer of twice memcpy's size: the same 1 GiB of traffic, all of it reads.
+  bandwidth_buffers first(0), second(0);
+  const int blocks = detail::read_blocks(device_);
+  unsigned* d_sink = nullptr;
+  SCANLAB_CHECK(cudaMalloc(reinterpret_cast<void**>(&d_sink), static_cast<std::size_t>(blocks) * sizeof(unsigned)));
+  SCANLAB_CHECK(cudaMemsetAsync(first.src, 1, first.bytes, stream_));
+  SCANLAB_CHECK(cudaMemsetAsync(second.src, 2, second.bytes, stream_));
+  timing t;
+  try {
+    t = time([&](cudaStream_t s) {
+      detail::enqueue_read(first.src, first.bytes, d_sink, blocks, s);
+      detail::enqueue_read(second.src, second.bytes, d_sink, blocks, s);
+    });
+  } catch (...) {
+    cudaFree(d_sink);
+    throw;
   }
-  table.print(out);
-  if (memcpy_gbps > 0) {
-    out << "memcpy (device to device, read + write): " << format_fixed(memcpy_gbps, 0) << " GB/s; "
-        << "'vs CUB' > 1 means faster than CUB on the same input; " << baseline_label() << ".\n";
-  }
-}
-
-nlohmann::json to_json(const std::vector<result>& results, const device_info& device, double memcpy_gbps) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const result& r : results) {
-    nlohmann::json row = {
-        {"suite", r.suite},
-        {"variant", r.variant},
-        {"type", r.type},
-        {"dataset", r.dataset},
-        {"n", r.n},
-        {"bytes", r.bytes},
-        {"median_ms", r.time.median_ms},
-        {"min_ms", r.time.min_ms},
-        {"max_ms", r.time.max_ms},
-        {"runs", r.time.runs},
-        {"gbps", r.gbps()},
-        {"items_per_second", r.items_per_second()},
-        {"pct_memcpy", memcpy_gbps > 0 ? 100.0 * r.gbps() / memcpy_gbps : 0.0},
-        {"validation", r.validation},
-    };
-    if (r.baseline_ms) row["baseline_ms"] = *r.baseline_ms;
-    if (auto s = r.speedup()) row["speedup_vs_baseline"] = *s;
-    rows.push_back(std::move(row));
-  }
-  const baseline_info cub = baseline();
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return {
-      {"scanlab_version", SCANLAB_VERSION},
-      {"timestamp", stamp},
-      {"device",
-       {{"name", device.name},
-        {"ordinal", device.ordinal},
-        {"sm_count", device.sm_count},
-        {"compute_capability", std::to_string(device.cc_major) + "." + std::to_string(device.cc_minor)},
-        {"l2_bytes", device.l2_bytes},
-        {"global_bytes", device.global_bytes},
-        {"cuda_runtime", device.runtime_version},
-        {"cuda_driver", device.driver_version}}},
-      {"memcpy_gbps", memcpy_gbps},
-      {"baseline", {{"cub_version", cub.cub_version}, {"headers", cub.headers}}},
-      {"results", std::move(rows)},
-  };
+  cudaFree(d_sink);
+  const double gbps = static_cast<double>(first.bytes + second.bytes) / (t.median_ms * 1e6);
+  read_cache()[device_] = gbps;
+  return gbps;
 }
 
 }  // namespace scanlab::bench

@@ -1,20 +1,24 @@
 // The benchmark harness every --bench and scanlab-bench uses.
 //
-// CUDA-event timing around the work, warm-up runs first, the median of at least
-// 10 timed runs, L2 flushed before each run (so every run reads from HBM),
-// declared bytes turned into GB/s, and a one-time measurement of device-to-device
-// copy bandwidth so reports can show "% of memcpy".
+// CUDA-event timing around the work, warm-up runs first, at least 10 timed runs kept
+// as samples (median, min, max, noise), L2 flushed before each run (so every run reads
+// from HBM), the GPU's clocks sampled through NVML while the runs are in flight (a
+// throttled measurement is flagged), declared bytes turned into GB/s, and one-time
+// measurements of the two bandwidth ceilings rows are compared with: device-to-device
+// memcpy (read + write) and a read-only kernel (for jobs that only read).
+//
+// Reports (tables, JSON, CSV, Markdown) are written by common/bench_report.hpp.
 #pragma once
 
+#include "common/clocks.hpp"
+
 #include <cuda_runtime_api.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <filesystem>
 #include <functional>
-#include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace scanlab::bench {
@@ -29,8 +33,27 @@ struct timing {
   double median_ms = 0;
   double min_ms = 0;
   double max_ms = 0;
+  double mean_ms = 0;
+  double noise = 0;  // relative standard deviation of the samples (0.01: 1 %)
   int runs = 0;
+  int warmup = 0;         // the harness settings this measurement ran with
+  bool flush_l2 = false;
+  std::vector<double> samples_ms;  // every timed run, in the order run
+  clocks::record clocks;           // NVML readings while the runs were in flight
 };
+
+// The statistics of `samples_ms` (at least one), with the settings they were taken with.
+timing from_samples(std::vector<double> samples_ms, int warmup, bool flush_l2);
+// `t` with `ms` taken off every sample (at least 1 ns stays), e.g. a copy timed with the work.
+timing minus(const timing& t, double ms);
+
+// The bandwidth a row's GB/s is compared with.
+enum class ceiling {
+  memcpy,  // device-to-device cudaMemcpy, bytes read + written: jobs that read and write
+  read,    // a read-only kernel: jobs that only read (reductions, norms)
+  none,    // no comparison (latency-bound parts, whole solves)
+};
+std::string_view name(ceiling c);
 
 // One benchmark row: a variant of an algorithm on one type and size.
 struct result {
@@ -40,6 +63,7 @@ struct result {
   std::string dataset;  // "uniform", a file name, ...
   std::int64_t n = 0;
   double bytes = 0;     // bytes a perfect algorithm must move (declared by the caller)
+  ceiling bound = ceiling::memcpy;  // what its GB/s is a fraction of
   timing time;
   std::string validation = "n/a";  // "pass", "FAIL: ...", "n/a"
   std::optional<double> baseline_ms;  // the reference's (CUB's) median on the same input
@@ -81,13 +105,17 @@ class harness {
   harness& operator=(const harness&) = delete;
 
   // Runs `work(stream)` warmup + repeat times; each timed run is bracketed by
-  // events on the stream (after an L2 flush). `work` must only enqueue on the
-  // stream it is given (no host synchronisation inside).
+  // events on the stream (after an L2 flush) and the clocks are read while it is in
+  // flight. `work` must only enqueue on the stream it is given (no host
+  // synchronisation inside).
   timing time(const std::function<void(cudaStream_t)>& work);
 
   // Device-to-device cudaMemcpy bandwidth (bytes read + written per second, in GB/s),
-  // measured on first use over 512 MiB and cached.
+  // measured on first use over 512 MiB and cached for the process (per device).
   double memcpy_gbps();
+  // Read-only bandwidth (bytes read per second, GB/s) of a kernel that reads 1 GiB with
+  // 16-byte loads and writes nothing of it back; measured on first use and cached likewise.
+  double read_gbps();
 
   void flush_l2();
   [[nodiscard]] cudaStream_t stream() const { return stream_; }
@@ -99,15 +127,7 @@ class harness {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   void* flush_buffer_ = nullptr;
   std::size_t flush_bytes_ = 0;
-  std::optional<double> memcpy_gbps_;
+  int device_ = 0;
 };
-
-// A table: rows of (variant, type, n, time, GB/s, % of memcpy, vs baseline, validation).
-void print_results(std::ostream& out, const std::vector<result>& results, double memcpy_gbps);
-
-// Machine-readable report: device, memcpy bandwidth, every row.
-nlohmann::json to_json(const std::vector<result>& results, const device_info& device, double memcpy_gbps);
-// Writes JSON atomically (temporary file, then rename).
-void write_json(const std::filesystem::path& path, const nlohmann::json& report);
 
 }  // namespace scanlab::bench

@@ -1,6 +1,7 @@
 #include "common/cli.hpp"
 
-#include "common/bench.hpp"
+#include "common/atomic_file.hpp"
+#include "common/bench_report.hpp"
 #include "common/dataset.hpp"
 #include "common/gpu.hpp"
 #include "common/logging.hpp"
@@ -70,7 +71,9 @@ app::app(std::string name, std::string description, defaults d, bool dataset_opt
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   parser_.add_option("--device", o.device, "CUDA device ordinal")->check(CLI::Range(0, 1023))->capture_default_str();
-  parser_.add_option("--json", o.json, "Write a machine-readable report (JSON) here");
+  parser_.add_option("--json", o.json, "Write a machine-readable report (JSON; docs/json-schema.md) here");
+  parser_.add_option("--csv", o.csv, "With --bench: also write the benchmark table as CSV here");
+  parser_.add_option("--markdown", o.markdown, "With --bench: also write the benchmark table as Markdown here");
   parser_.add_flag("-v,--verbose", o.verbose, "More log output");
   parser_.add_flag("-q,--quiet", o.quiet, "Only errors and the result");
   parser_.footer("Exit codes: 0 success, 1 error, 2 bad command line, 3 no usable GPU.");
@@ -106,6 +109,7 @@ void app::add_dataset_options() {
 }
 
 int app::run(int argc, char** argv, const std::function<int()>& body) {
+  command_line_.assign(argv, argv + argc);
   try {
     parser_.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -203,10 +207,24 @@ bool app::write_output(const io::host_array& array) const {
   return true;
 }
 
-void app::write_json(const nlohmann::json& report) const {
-  if (options_.json.empty()) return;
-  bench::write_json(options_.json, report);
-  spdlog::info("wrote {}", options_.json);
+bench::report app::bench_report(std::vector<bench::result> rows) const {
+  return bench::make_report(std::move(rows), options_.device, {.warmup = 3, .repeat = std::max(options_.repeat, 10)});
+}
+
+void app::write_report(const app_report& report) const {
+  if (!options_.json.empty()) {
+    bench::write_json(options_.json, report.to_json());
+    spdlog::info("wrote {}", options_.json);
+  }
+  for (const auto& [path, markdown] : {std::pair{options_.csv, false}, std::pair{options_.markdown, true}}) {
+    if (path.empty()) continue;
+    if (!report.bench()) {
+      spdlog::warn("{} is not written: there is no benchmark table without --bench", path);
+      continue;
+    }
+    io::write_file_atomically(path, markdown ? bench::to_markdown(*report.bench()) : bench::to_csv(*report.bench()));
+    spdlog::info("wrote {}", path);
+  }
 }
 
 }  // namespace scanlab::cli

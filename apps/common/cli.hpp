@@ -3,7 +3,8 @@
 //   --help, --version, -i/--input FILE, -o/--output FILE, --generate DIST with
 //   --n, --dtype, --seed (an embedded default dataset: every app runs with no
 //   arguments), --column, --validate, --bench, --repeat N, --device N,
-//   --variants all|production, --json FILE, -v/--verbose, -q/--quiet.
+//   --variants all|production, --json FILE, --csv FILE, --markdown FILE, -v/--verbose,
+//   -q/--quiet.
 //
 // An app builds a scanlab::cli::app, adds its own options to parser(), and calls
 // run() with its body. Inside the body: load_input() first (a bad file is
@@ -20,6 +21,7 @@
 
 #include "common/array.hpp"
 #include "common/generate.hpp"
+#include "common/report.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -27,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace scanlab::cli {
 
@@ -48,7 +51,9 @@ struct common_options {
   bool production_only = false;  // --variants production: with --bench, scanlab's production path and CUB only
   int repeat = 20;
   int device = 0;
-  std::string json;      // --json FILE
+  std::string json;      // --json FILE: the app report (docs/json-schema.md)
+  std::string csv;       // --csv FILE: the benchmark table, one line per row
+  std::string markdown;  // --markdown FILE: the benchmark table in Markdown
   bool verbose = false;
   bool quiet = false;
 };
@@ -94,8 +99,15 @@ class app {
 
   // Writes `array` to -o if one was given (atomically). Returns whether it wrote.
   bool write_output(const io::host_array& array) const;
-  // Writes `report` to --json if one was given (atomically).
-  void write_json(const nlohmann::json& report) const;
+  // The command line run() was given, program first.
+  [[nodiscard]] const std::vector<std::string>& command_line() const { return command_line_; }
+  // An empty report of this run (the app's name and command line filled in).
+  [[nodiscard]] app_report new_report() const { return app_report(name_, command_line_); }
+  // The benchmark report of `rows`, measured on --device with the harness settings of --repeat.
+  [[nodiscard]] bench::report bench_report(std::vector<bench::result> rows) const;
+  // Writes `report` to --json and its benchmark table to --csv and --markdown, each if
+  // given (atomically). A table asked for without a benchmark is a warning.
+  void write_report(const app_report& report) const;
 
  private:
   void add_dataset_options();
@@ -107,6 +119,7 @@ class app {
   common_options options_;
   std::string count_text_;
   std::string generate_text_;
+  std::vector<std::string> command_line_;
   CLI::App parser_;
 };
 

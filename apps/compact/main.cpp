@@ -11,7 +11,7 @@
 #include "compact/compact_gpu.hpp"
 #include "compact/predicate.hpp"
 
-#include "common/bench.hpp"
+#include "common/bench_report.hpp"
 #include "common/cli.hpp"
 #include "common/dataset.hpp"
 #include "common/table.hpp"
@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
 
     std::cout << "kept " << result.count << " of " << data.size() << " (" << describe(spec) << "), selectivity "
               << percent(selectivity) << '\n';
-    nlohmann::json json;
+    scanlab::app_report out = app.new_report();
+    nlohmann::json& json = out.result();
     json["input"] = o.input.empty() ? "generated " + request.dataset : o.input;
     json["n"] = data.size();
     json["dtype"] = std::string(io::name(data.type()));
@@ -187,14 +188,12 @@ int main(int argc, char** argv) {
       spdlog::info("wrote {} ({} x int64)", indices_path, result.indices.size());
     }
 
-    bool failed = false;
     if (o.validate) {
       spdlog::info("validating against the CPU (std::copy_if)");
       const reference ref = cpu_reference(data, spec, flags ? &*flags : nullptr);
       scanlab::text_table table({"implementation", "count", "check"});
-      table.add_row({spec.kind == test_kind::unique ? "CPU std::unique_copy" : "CPU std::copy_if",
-                     std::to_string(ref.kept.size()), "reference"});
-      nlohmann::json checks = nlohmann::json::array();
+      const std::string ref_name = spec.kind == test_kind::unique ? "CPU std::unique_copy" : "CPU std::copy_if";
+      table.add_row({ref_name, std::to_string(ref.kept.size()), "reference"});
       for (const gpu_result& r : report.results) {
         std::string problem = difference(r.kept, ref.kept);
         if (problem.empty() && r.indices.size() > 0) {
@@ -203,27 +202,30 @@ int main(int argc, char** argv) {
             problem = "indices differ";
           }
         }
-        failed = failed || !problem.empty();
         const std::string check = problem.empty() ? (r.indices.size() > 0 ? "pass (values and indices)" : "pass")
                                                   : "FAIL: " + problem;
         table.add_row({r.implementation, std::to_string(r.count), check});
-        checks.push_back({{"implementation", r.implementation}, {"count", r.count}, {"check", check}});
+        // The first result is scanlab's; the others (CUB's) are checked against the same reference.
+        out.add({&r == &report.results.front() ? ref_name : ref_name + " (" + r.implementation + "'s result)",
+                 problem.empty(),
+                 r.implementation + ": kept " + std::to_string(r.count) + " of " + std::to_string(data.size()) +
+                     ", " + check});
       }
       std::cout << '\n';
       table.print(std::cout);
-      json["validation"] = checks;
     }
 
     if (o.bench) {
       std::cout << '\n';
-      scanlab::bench::print_results(std::cout, report.rows, report.memcpy_gbps);
+      scanlab::bench::report bench = app.bench_report(report.rows);
+      scanlab::bench::print(std::cout, bench);
       std::cout << "bytes: the input read once (and the flags), the kept items written once (and their indices); "
                    "selectivity "
                 << percent(selectivity) << "\n";
-      json["bench"] = scanlab::bench::to_json(report.rows, scanlab::bench::query_device(o.device), report.memcpy_gbps);
+      out.set_bench(std::move(bench));
     }
-    app.write_json(json);
-    if (failed) {
+    app.write_report(out);
+    if (!out.passed()) {
       std::cerr << "scanlab-compact: a result differs from the CPU reference (see the check column)\n";
       return scanlab::cli::exit_error;
     }

@@ -132,7 +132,8 @@ class Row:
     ours_ms: float | None = None
     cub_ms: float | None = None
     gbps: float | None = None
-    pct_memcpy: float | None = None
+    pct: float | None = None  # of the ceiling the row names
+    ceiling: str | None = None  # "memcpy" (read + write jobs) or "read" (read-only jobs)
     check: str = ""
 
     @property
@@ -142,26 +143,21 @@ class Row:
         return None
 
 
-def failed_checks(value, where=""):
-    """Names of the failed checks in an app's "validation" object or list: a boolean
-    pass/passed that is false, a string that starts with FAIL, or an error above its bound."""
-    found = []
-    if isinstance(value, list):
-        for item in value:
-            found += failed_checks(item, where)
-    elif isinstance(value, dict):
-        name = next((str(value[k]) for k in ("check", "against", "implementation", "quantity") if k in value), where)
-        bad = any(value.get(k) is False for k in ("pass", "passed"))
-        bad = bad or any(isinstance(v, str) and v.startswith("FAIL") for v in value.values())
-        err, bound = value.get("relative_error"), value.get("bound")
-        if isinstance(err, (int, float)) and isinstance(bound, (int, float)) and err > bound:
-            bad = True
-        if bad:
-            found.append(name or "validation")
-        for k, v in value.items():
-            if isinstance(v, (list, dict)):
-                found += failed_checks(v, name)
-    return found
+SCHEMA, SCHEMA_VERSION = "scanlab-app-report", 1  # docs/json-schema.md
+
+
+def schema_problem(doc):
+    """Why `doc` is not an app report this demo reads ("" when it is)."""
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        return f"not a {SCHEMA} (docs/json-schema.md)"
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        return f"{SCHEMA} version {doc.get('schema_version')}, this demo reads version {SCHEMA_VERSION}"
+    return ""
+
+
+def failed_checks(doc):
+    """What the failed checks of a report were compared against."""
+    return [c["against"] for c in doc["validation"] if not c["passed"]]
 
 
 def is_ours(variant):
@@ -169,70 +165,76 @@ def is_ours(variant):
 
 
 def bench_rows(step, doc):
-    """One row per (suite, type, dataset, n) of a harness report: scanlab's row (the
+    """One row per (suite, type, dataset, n) of the report's benchmark: scanlab's row (the
     production path, or the first scanlab variant) against the CUB row beside it."""
-    bench = doc if isinstance(doc.get("results"), list) else doc.get("bench")
-    if not isinstance(bench, dict) or not isinstance(bench.get("results"), list):
+    if doc["bench"] is None:
         return []
     groups = {}
-    for r in bench["results"]:
-        groups.setdefault((r.get("suite", ""), r.get("type", ""), r.get("dataset", ""), r.get("n")), []).append(r)
+    for r in doc["bench"]["rows"]:
+        groups.setdefault((r["suite"], r["type"], r["dataset"], r["n"]), []).append(r)
     rows = []
     for (suite, type_, dataset, n), members in groups.items():
-        ours = next((r for r in members if r.get("variant") in ("production", "scanlab")), None)
-        ours = ours or next((r for r in members if is_ours(str(r.get("variant", "")))), None)
-        cub = next((r for r in members if str(r.get("variant", "")).lower().startswith("cub")), None)
+        ours = next((r for r in members if r["variant"] in ("production", "scanlab")), None)
+        ours = ours or next((r for r in members if is_ours(r["variant"])), None)
+        cub = next((r for r in members if r["variant"].lower().startswith("cub")), None)
         if ours is None:
             continue
         label = step.label
         if step.by_suite:  # norms' dot and rms, partition's two- and three-way
             label = suite if suite.startswith(step.label) else f"{step.label} {suite}"
-        cub_ms = cub["median_ms"] if cub else ours.get("baseline_ms")
-        check = str(ours.get("validation", "n/a"))
-        rows.append(Row(label, step.dataset or dataset, type_, n, ours.get("median_ms"), cub_ms, ours.get("gbps"),
-                        ours.get("pct_memcpy"), check if check.startswith("FAIL") else ""))
+        cub_ms = cub["median_ms"] if cub else ours["baseline_ms"]
+        check = ours["check"]
+        rows.append(Row(label, step.dataset or dataset, type_, n, ours["median_ms"], cub_ms, ours["gbps"],
+                        ours["pct_of_ceiling"], ours["ceiling"], check if check.startswith("FAIL") else ""))
     return rows
 
 
+def bench_row(doc, variant):
+    """The benchmark row of that variant, or None (no --bench)."""
+    if doc["bench"] is None:
+        return None
+    return next((r for r in doc["bench"]["rows"] if r["variant"].startswith(variant)), None)
+
+
 def cg_rows(step, doc):
-    bench = doc.get("bench") if isinstance(doc.get("bench"), dict) else {}
-    ms = bench.get("solve_ms", doc.get("solve_ms"))
-    return [Row(step.label, step.dataset, str(doc.get("dtype", "")), doc.get("rows"), ms)]
+    result, solve = doc["result"], bench_row(doc, "solve")
+    ms = solve["median_ms"] if solve else result["solve_ms"]
+    return [Row(step.label, step.dataset, result["dtype"], result["rows"], ms)]
 
 
 def jacobi_rows(step, doc):
-    bench = doc.get("bench") if isinstance(doc.get("bench"), dict) else {}
-    gbps, memcpy = doc.get("stencil_gbps"), bench.get("memcpy_gbps")
+    result = doc["result"]
+    gbps = result["stencil_gbps"]
+    memcpy = doc["bench"]["ceilings"]["memcpy_gbps"] if doc["bench"] else None
     pct = 100.0 * gbps / memcpy if gbps and memcpy else None
-    return [Row(step.label, step.dataset, str(doc.get("dtype", "")), doc.get("points"), doc.get("time_ms"), None,
-                gbps, pct)]
+    return [Row(step.label, step.dataset, result["dtype"], result["points"], result["time_ms"], None, gbps, pct,
+                "memcpy" if pct is not None else None)]
 
 
 def notes_of(step, doc):
-    """What the table cannot show: how much was kept, iterations, convergence."""
-    notes = []
-    if "selectivity" in doc:
-        notes.append(f"kept {doc.get('count')} of {doc.get('n')} ({100 * doc['selectivity']:.1f}%)")
-    if isinstance(doc.get("counts"), dict):  # partition: in the order of the output
+    """What the table cannot show: how much was kept, iterations, convergence, throttling."""
+    notes, result = [], doc["result"]
+    if step.app == "scanlab-compact":
+        notes.append(f"kept {result['count']} of {result['n']} ({100 * result['selectivity']:.1f}%)")
+    if step.app == "scanlab-partition":  # in the order of the output
         order = ["less", "equal", "greater", "selected", "rest"]
-        parts = sorted(doc["counts"].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
-        notes.append(", ".join(f"{k} {v}" for k, v in parts))
+        notes.append(", ".join(f"{k} {result['counts'][k]}" for k in order if k in result["counts"]))
     if step.kind == "cg":
-        bench = doc.get("bench") if isinstance(doc.get("bench"), dict) else {}
-        notes.append(f"{doc.get('rows')} rows, {doc.get('nonzeros')} nonzeros, {doc.get('iterations')} iterations, "
-                     + ("converged" if doc.get("converged") else "NOT converged")
-                     + (f", true residual {doc['true_relative_residual']:.1e}"
-                        if isinstance(doc.get("true_relative_residual"), (int, float)) else "")
+        spmv = bench_row(doc, "spmv")
+        notes.append(f"{result['rows']} rows, {result['nonzeros']} nonzeros, {result['iterations']} iterations, "
+                     + ("converged" if result["converged"] else "NOT converged")
+                     + f", true residual {result['true_relative_residual']:.1e}"
                      + "; time = one solve, no CUB counterpart"
-                     + (f" (SpMV {bench['spmv_bytes'] / (bench['spmv_ms'] * 1e6):.0f} GB/s)"
-                        if bench.get("spmv_ms") else ""))
+                     + (f" (SpMV {spmv['gbps']:.0f} GB/s)" if spmv else ""))
     if step.kind == "jacobi":
-        bench = doc.get("bench") if isinstance(doc.get("bench"), dict) else {}
-        notes.append(f"{doc.get('iterations')} sweeps, " + ("converged" if doc.get("converged") else "NOT converged")
+        rms = bench_row(doc, "rms_diff")
+        notes.append(f"{result['iterations']} sweeps, " + ("converged" if result["converged"] else "NOT converged")
                      + "; time = the whole solve, GB/s = its stencil traffic, no CUB counterpart"
-                     + (f"; rms_diff alone {fmt_time(bench['rms_diff_ms'])}"
-                        f" ({bench['rms_diff_bytes'] / (bench['rms_diff_ms'] * 1e6):.0f} GB/s)"
-                        if bench.get("rms_diff_ms") else ""))
+                     + (f"; rms_diff alone {fmt_time(rms['median_ms'])} ({rms['gbps']:.0f} GB/s)" if rms else ""))
+    if doc["bench"] is not None and doc["bench"]["throttled"]:
+        rows = [r for r in doc["bench"]["rows"] if r["clocks"] and r["clocks"]["throttled"]]
+        reasons = sorted({x for r in rows for x in r["clocks"]["reasons"]}) or ["SM clock below 75% of its max"]
+        notes.append(f"clocks throttled in {len(rows)} benchmark rows ({', '.join(reasons)}): their times are suspect")
     return notes
 
 
@@ -258,13 +260,13 @@ def fmt_count(n):
     return pow2(n) if n > 1 and n & (n - 1) == 0 else str(n)
 
 
-HEADER = ["app", "dataset", "type", "n", "scanlab", "CUB", "vs CUB", "GB/s", "% memcpy", "check"]
+HEADER = ["app", "dataset", "type", "n", "scanlab", "CUB", "vs CUB", "GB/s", "% ceiling", "check"]
 
 
 def cells(row):
     return [row.app, row.dataset, row.type, fmt_count(row.n), fmt_time(row.ours_ms), fmt_time(row.cub_ms),
             f"{row.ratio:.2f}x" if row.ratio else "", f"{row.gbps:.0f}" if row.gbps is not None else "",
-            f"{row.pct_memcpy:.1f}%" if row.pct_memcpy is not None else "", row.check]
+            f"{row.pct:.1f}% {row.ceiling}" if row.pct is not None else "", row.check]
 
 
 def numeric(cell):
@@ -293,9 +295,10 @@ def markdown_table(rows):
 
 
 LEGEND = ("scanlab and CUB: median times on the same input in the same run (L2 flushed); vs CUB > 1 "
-          "means faster than CUB; GB/s and % memcpy are scanlab's (the bytes a perfect algorithm "
-          "moves, against the device-to-device copy bandwidth measured in the run). check: the app's "
-          "--validate against the CPU and CUB (scanlab-bench: against CUB).")
+          "means faster than CUB; GB/s and % ceiling are scanlab's (the bytes a perfect algorithm "
+          "moves, against the ceiling the row names, measured in the run: memcpy, the device-to-device "
+          "copy, for jobs that read and write; read, a read-only kernel, for jobs that only read). "
+          "check: the app's --validate against the CPU and CUB (scanlab-bench: against CUB).")
 
 
 # ---------------------------------------------------------------------------------------
@@ -478,7 +481,7 @@ def main(argv):
     size = "2^20 (--quick)" if opts.quick else "2^26"
     print(f"{PROG}: {len(steps)} steps on {device or 'the GPU'}; generated data of {size} elements; "
           f"real data from {display_path(data_dir)}; logs in {display_path(runs)}/")
-    rows, notes, records, json_files, memcpy = [], [], [], [], []
+    rows, notes, records, json_files, memcpy, read = [], [], [], [], [], []
     cub = ""  # the CUB the apps' baselines were built against (their JSON says)
     failures = skipped = 0
     started = time.monotonic()
@@ -505,31 +508,37 @@ def main(argv):
         rc, seconds = run_logged(cmd, log_path, opts.verbose, opts.timeout)
         record.update({"exit_status": rc, "seconds": round(seconds, 2), "log": os.path.relpath(log_path, out)})
 
-        doc = None
+        doc, problem = None, ""
         if os.path.isfile(json_path):
             try:
                 with open(json_path, encoding="utf-8") as f:
                     doc = json.load(f)
                 record["json"] = os.path.relpath(json_path, out)
+                problem = schema_problem(doc)
             except (OSError, ValueError) as e:
-                notes.append(f"{step.name}: {json_path} is not readable JSON ({e})")
-        step_rows = []
-        if isinstance(doc, dict):
-            bench = doc if "results" in doc else doc.get("bench")
-            if isinstance(bench, dict):
-                device = device or str((bench.get("device") or {}).get("name", ""))
-                if isinstance(bench.get("memcpy_gbps"), (int, float)) and bench["memcpy_gbps"] > 0:
-                    memcpy.append(bench["memcpy_gbps"])
-                if isinstance(bench.get("baseline"), dict) and bench["baseline"].get("cub_version"):
+                problem = f"not readable JSON ({e})"
+        step_rows, failed = [], []
+        if doc is not None and not problem:
+            try:
+                bench = doc["bench"]
+                if bench is not None:
+                    device = device or bench["device"]["name"]
+                    memcpy.append(bench["ceilings"]["memcpy_gbps"])
+                    if bench["ceilings"]["read_gbps"] is not None:
+                        read.append(bench["ceilings"]["read_gbps"])
                     cub = cub or f"CUB {bench['baseline']['cub_version']}"
-            step_rows = {"bench": bench_rows, "cg": cg_rows, "jacobi": jacobi_rows}[step.kind](step, doc)
-            notes += [f"{step.name}: {n}" for n in notes_of(step, doc)]
+                step_rows = {"bench": bench_rows, "cg": cg_rows, "jacobi": jacobi_rows}[step.kind](step, doc)
+                notes += [f"{step.name}: {n}" for n in notes_of(step, doc)]
+                failed = failed_checks(doc)
+            except (KeyError, TypeError, IndexError) as e:
+                problem, step_rows = f"does not follow {SCHEMA} {SCHEMA_VERSION} ({type(e).__name__}: {e})", []
             if step.kind == "bench" and step_rows and not opts.skip_bench:
                 json_files.append(json_path)
+        if problem:
+            notes.append(f"{step.name}: {json_path} {problem}")
         if not step_rows:
             step_rows = [Row(step.label, step.dataset or "generated")]
 
-        failed = failed_checks(doc.get("validation")) if isinstance(doc, dict) else []
         if rc != 0:
             why = "timed out" if rc == 124 else f"exit {rc}"
             check = f"FAIL ({why})"
@@ -538,6 +547,8 @@ def main(argv):
             check = "FAIL: " + ", ".join(dict.fromkeys(failed))
         elif doc is None:
             check = "FAIL (no JSON)"
+        elif problem:
+            check = "FAIL (JSON not an app report)"
         elif opts.skip_validate:
             check = "not run"
         else:
@@ -553,8 +564,10 @@ def main(argv):
     # The table, the summary files.
     elapsed = time.monotonic() - started
     memcpy_gbps = sorted(memcpy)[len(memcpy) // 2] if memcpy else None
+    read_gbps = sorted(read)[len(read) // 2] if read else None
     setting = (f"{device or 'GPU'}; device-to-device memcpy "
                + (f"{memcpy_gbps:.0f} GB/s (median of the runs)" if memcpy_gbps else "not measured")
+               + (f", read-only {read_gbps:.0f} GB/s" if read_gbps else "")
                + f"; generated data of {size} elements" + (f"; baselines: {cub}" if cub else ""))
     print()
     print(text_table(rows))
@@ -572,15 +585,16 @@ def main(argv):
     summary = {
         "device": device,
         "memcpy_gbps": memcpy_gbps,
+        "read_gbps": read_gbps,
         "cub_version": cub.removeprefix("CUB ") or None,
         "generated_n": 1 << 20 if opts.quick else 1 << 26,
         "quick": opts.quick,
         "seconds": round(elapsed, 1),
         "failed_steps": failures,
         "skipped_steps": skipped,
-        "rows": [dict(zip(["app", "dataset", "type", "n", "scanlab_ms", "cub_ms", "vs_cub", "gbps", "pct_memcpy",
-                           "check"], [r.app, r.dataset, r.type, r.n, r.ours_ms, r.cub_ms, r.ratio, r.gbps,
-                                      r.pct_memcpy, r.check])) for r in rows],
+        "rows": [dict(zip(["app", "dataset", "type", "n", "scanlab_ms", "cub_ms", "vs_cub", "gbps", "pct_of_ceiling",
+                           "ceiling", "check"], [r.app, r.dataset, r.type, r.n, r.ours_ms, r.cub_ms, r.ratio, r.gbps,
+                                                 r.pct, r.ceiling, r.check])) for r in rows],
         "notes": notes,
         "steps": records,
     }

@@ -7,6 +7,8 @@
 
 #include "jacobi/jacobi.hpp"
 
+#include "common/bench.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -31,8 +33,8 @@ struct gpu_result {
 };
 
 struct gpu_timings {
-  double sweep_ms = 0;       // one sweep, median, L2 flushed
-  double rms_diff_ms = 0;    // one rms_diff of the two buffers, median, L2 flushed
+  bench::timing sweep;       // one sweep, L2 flushed
+  bench::timing rms_diff;    // one rms_diff of the two buffers, L2 flushed
   double sweep_bytes = 0;    // 2 N^3 sizeof(T): each point read once and written once, ideally
   double rms_diff_bytes = 0; // 2 N^3 sizeof(T)
 };

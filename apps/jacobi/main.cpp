@@ -17,7 +17,7 @@
 #include "jacobi/jacobi.hpp"
 #include "jacobi/jacobi_gpu.hpp"
 
-#include "common/bench.hpp"
+#include "common/bench_report.hpp"
 #include "common/cli.hpp"
 #include "common/progress.hpp"
 #include "common/table.hpp"
@@ -142,7 +142,9 @@ int main(int argc, char** argv) {
               << scanlab::format_time_ms(result.time_ms / std::max(result.iterations, 1)) << " per sweep, "
               << scanlab::format_fixed(sweep_gbps, 0) << " GB/s of stencil traffic counting 2 N^3 elements per sweep, "
               << "checks included)\n";
-    nlohmann::json json = {{"n", n},
+    scanlab::app_report out = app.new_report();
+    nlohmann::json& json = out.result();
+    json = {{"n", n},
                            {"points", points},
                            {"dtype", type},
                            {"boundary", boundary_text},
@@ -152,7 +154,8 @@ int main(int argc, char** argv) {
                            {"converged", result.converged},
                            {"rms_change", result.rms_change},
                            {"time_ms", result.time_ms},
-                           {"stencil_gbps", sweep_gbps}};
+                           {"stencil_gbps", sweep_gbps},
+                           {"max_error_vs_exact", nullptr}};
     if (!result.converged) spdlog::warn("the RMS change is still {} after {} sweeps", result.rms_change, max_iters);
 
     if (has_exact) {
@@ -170,7 +173,6 @@ int main(int argc, char** argv) {
       json["max_error_vs_exact"] = worst;
     }
 
-    bool ok = true;
     if (validate) {
       std::vector<double> cpu;
       if (options.use_double) {
@@ -193,36 +195,35 @@ int main(int argc, char** argv) {
       const double eps = options.use_double ? std::numeric_limits<double>::epsilon()
                                             : static_cast<double>(std::numeric_limits<float>::epsilon());
       const double bound = 8 * eps * scale;
-      ok = worst <= bound;
+      const bool ok = worst <= bound;
       std::cout << "\nvalidation        " << result.iterations << " sweeps on the CPU: max |u_gpu - u_cpu| = "
                 << sci(worst) << " (bound 8 eps max|u| = " << sci(bound, 1) << "), " << equal << " of " << cpu.size()
                 << " points bitwise equal: " << (ok ? "pass" : "FAIL") << "\n";
-      json["validation"] = {{"max_abs_difference", worst}, {"bound", bound}, {"bitwise_equal_points", equal},
-                            {"pass", ok}};
+      out.add({"CPU iteration (" + std::to_string(result.iterations) + " sweeps)", ok,
+               "max |u_gpu - u_cpu| = " + sci(worst) + " (bound 8 eps max|u| = " + sci(bound, 1) + "), " +
+                   std::to_string(equal) + " of " + std::to_string(cpu.size()) + " points bitwise equal",
+               worst});
       if (!ok) std::cerr << "scanlab-jacobi: the GPU field differs from the CPU iteration\n";
     }
 
     if (bench) {
       const jacobi::gpu_timings t = jacobi::bench_gpu(options, app.options().repeat);
-      scanlab::bench::harness probe({.warmup = 1, .repeat = 10});
-      const double memcpy = probe.memcpy_gbps();
-      scanlab::text_table table({"kernel", "time", "GB/s", "% memcpy"});
-      const auto add = [&](const std::string& what, double ms, double bytes) {
-        const double gbps = bytes / (ms * 1e6);
-        table.add_row({what, scanlab::format_time_ms(ms), scanlab::format_fixed(gbps, 0),
-                       scanlab::format_fixed(100 * gbps / memcpy, 1) + "%"});
+      // bytes: 2 N^3 elements, each point read once and written once, or both buffers read once.
+      const auto row = [&](const std::string& variant, const scanlab::bench::timing& time, double bytes,
+                           scanlab::bench::ceiling bound) {
+        return scanlab::bench::result{.suite = "jacobi", .variant = variant, .type = type,
+                                      .dataset = "Laplace " + std::to_string(n) + "^3, " + boundary_text,
+                                      .n = points, .bytes = bytes, .bound = bound, .time = time, .baseline_ms = std::nullopt};
       };
-      add("sweep (7-point stencil)", t.sweep_ms, t.sweep_bytes);
-      add("rms_diff of the two buffers", t.rms_diff_ms, t.rms_diff_bytes);
+      scanlab::bench::report report = app.bench_report(
+          {row("sweep (7-point stencil)", t.sweep, t.sweep_bytes, scanlab::bench::ceiling::memcpy),
+           row("rms_diff of the two buffers", t.rms_diff, t.rms_diff_bytes, scanlab::bench::ceiling::read)});
       std::cout << '\n';
-      table.print(std::cout);
-      std::cout << "Median of " << std::max(app.options().repeat, 10)
-                << " runs, L2 flushed; GB/s counts 2 N^3 elements per kernel; memcpy "
-                << scanlab::format_fixed(memcpy, 0) << " GB/s.\n";
-      json["bench"] = {{"sweep_ms", t.sweep_ms}, {"rms_diff_ms", t.rms_diff_ms}, {"sweep_bytes", t.sweep_bytes},
-                       {"rms_diff_bytes", t.rms_diff_bytes}, {"memcpy_gbps", memcpy}};
+      scanlab::bench::print(std::cout, report);
+      std::cout << "GB/s counts 2 N^3 elements per kernel; no CUB counterpart.\n";
+      out.set_bench(std::move(report));
     }
-    app.write_json(json);
-    return ok ? scanlab::cli::exit_ok : scanlab::cli::exit_error;
+    app.write_report(out);
+    return out.passed() ? scanlab::cli::exit_ok : scanlab::cli::exit_error;
   });
 }

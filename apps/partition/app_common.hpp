@@ -4,9 +4,10 @@
 
 #include "partition/partition_gpu.hpp"
 
-#include "common/table.hpp"
+#include "common/cli.hpp"
 
-#include <nlohmann/json.hpp>
+#include "common/report.hpp"
+#include "common/table.hpp"
 
 #include <iostream>
 #include <stdexcept>
@@ -38,18 +39,23 @@ decltype(auto) visit_supported(io::dtype t, F&& f) {
   throw std::logic_error("unreachable");
 }
 
-// Prints the checks; returns whether all passed; adds them to json["validation"].
-inline bool report_checks(const std::vector<check>& checks, nlohmann::json& json) {
+// Prints the checks and adds them to the report's validation.
+inline void report_checks(const std::vector<check>& checks, app_report& out) {
   text_table table({"against", "result", "what was compared"});
-  bool all = true;
   for (const check& c : checks) {
     table.add_row({c.against, c.passed ? "pass" : "FAIL", c.detail});
-    json["validation"].push_back({{"against", c.against}, {"passed", c.passed}, {"detail", c.detail}});
-    all = all && c.passed;
+    out.add(c);
   }
   std::cout << '\n';
   table.print(std::cout);
-  return all;
+}
+
+// Prints the benchmark table of `rows` and puts it in the report.
+inline void report_bench(const cli::app& app, const std::vector<bench::result>& rows, app_report& out) {
+  bench::report bench = app.bench_report(rows);
+  std::cout << '\n';
+  bench::print(std::cout, bench);
+  out.set_bench(std::move(bench));
 }
 
 }  // namespace scanlab::partition_app

@@ -5,6 +5,7 @@
 
 #include "common/array.hpp"
 #include "common/bench.hpp"
+#include "common/check.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -19,12 +20,7 @@ inline bool supported(io::dtype t) {
          t == io::dtype::f64;
 }
 
-// One validation: what was compared, and whether it matched.
-struct check {
-  std::string against;  // "std::stable_partition", "CUB DevicePartition::If", ...
-  bool passed = false;
-  std::string detail;
-};
+using scanlab::check;  // {against, passed, detail}
 
 struct partition_request {
   int ways = 3;          // 2: x < pivot selected; 3: less | equal | greater

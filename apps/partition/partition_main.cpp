@@ -11,7 +11,7 @@
 #include "partition/app_common.hpp"
 #include "partition/partition_gpu.hpp"
 
-#include "common/bench.hpp"
+#include "common/bench_report.hpp"
 #include "common/cli.hpp"
 
 #include <spdlog/spdlog.h>
@@ -126,7 +126,8 @@ int main(int argc, char** argv) {
       return pa::run_partition<T>(data, pivot, request);
     });
 
-    nlohmann::json json;
+    scanlab::app_report out = app.new_report();
+    nlohmann::json& json = out.result();
     json["n"] = data.size();
     json["dtype"] = std::string(io::name(data.type()));
     json["pivot"] = pivot_text(pivot);
@@ -141,16 +142,11 @@ int main(int argc, char** argv) {
                 << "\nrest                           = " << report.counts[1] << '\n';
       json["counts"] = {{"selected", report.counts[0]}, {"rest", report.counts[1]}};
     }
-    bool ok = true;
-    if (o.validate) ok = pa::report_checks(report.checks, json);
-    if (o.bench) {
-      std::cout << '\n';
-      scanlab::bench::print_results(std::cout, report.rows, report.memcpy_gbps);
-      json["bench"] = scanlab::bench::to_json(report.rows, scanlab::bench::query_device(o.device), report.memcpy_gbps);
-    }
+    if (o.validate) pa::report_checks(report.checks, out);
+    if (o.bench) pa::report_bench(app, report.rows, out);
     app.write_output(report.output);
-    app.write_json(json);
-    if (!ok) {
+    app.write_report(out);
+    if (!out.passed()) {
       std::cerr << "scanlab-partition: a validation failed (see the table)\n";
       return scanlab::cli::exit_error;
     }

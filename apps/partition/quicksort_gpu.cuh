@@ -305,7 +305,7 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
       profiled.profile = &profile;
       sort_with(nullptr, profiled);
       const auto part = [&](const std::string& what, double ms) {
-        report.rows.push_back(row("  quicksort part: " + what, {ms, ms, ms, 1}, std::nullopt));
+        report.rows.push_back(row("  quicksort part: " + what, bench::from_samples({ms}, 0, false), std::nullopt));
       };
       part(std::to_string(profile.levels) + " partition levels", profile.levels_ms);
       part("planning the next level", profile.plan_ms);
@@ -326,7 +326,7 @@ sort_report run_quicksort_with(const io::host_array& data, const sort_request& r
       const auto start = std::chrono::steady_clock::now();
       std::sort(work.begin(), work.end(), comp);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      report.rows.push_back(row("std::sort (CPU, 1 thread, 1 run)", {ms, ms, ms, 1}, merge_ms));
+      report.rows.push_back(row("std::sort (CPU, 1 thread, 1 run)", bench::from_samples({ms}, 0, false), merge_ms));
     }
   }
   return report;

@@ -14,7 +14,7 @@
 #include "partition/partition_gpu.hpp"
 #include "partition/quicksort_adversary.hpp"
 
-#include "common/bench.hpp"
+#include "common/bench_report.hpp"
 #include "common/cli.hpp"
 #include "common/dataset.hpp"
 
@@ -162,26 +162,22 @@ int main(int argc, char** argv) {
     const pa::sort_report report =
         pa::visit_supported(data.type(), [&]<class T>() { return pa::run_quicksort<T>(data, request); });
 
-    nlohmann::json json;
+    scanlab::app_report out = app.new_report();
+    nlohmann::json& json = out.result();
     json["n"] = data.size();
     json["dtype"] = std::string(io::name(data.type()));
     json["pairs"] = pairs;
     std::cout << "sorted " << data.size() << " x " << io::name(data.type()) << (pairs ? " (with indices)" : "")
               << '\n';
-    bool ok = true;
-    if (o.validate) ok = pa::report_checks(report.checks, json);
-    if (o.bench) {
-      std::cout << '\n';
-      scanlab::bench::print_results(std::cout, report.rows, report.memcpy_gbps);
-      json["bench"] = scanlab::bench::to_json(report.rows, scanlab::bench::query_device(o.device), report.memcpy_gbps);
-    }
+    if (o.validate) pa::report_checks(report.checks, out);
+    if (o.bench) pa::report_bench(app, report.rows, out);
     app.write_output(report.keys);
     if (!indices_path.empty() && report.indices) {
       io::write_dataset(indices_path, *report.indices);
       spdlog::info("wrote {} ({} x int64)", indices_path, report.indices->size());
     }
-    app.write_json(json);
-    if (!ok) {
+    app.write_report(out);
+    if (!out.passed()) {
       std::cerr << "scanlab-quicksort: a validation failed (see the table)\n";
       return scanlab::cli::exit_error;
     }

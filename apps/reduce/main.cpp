@@ -11,7 +11,7 @@
 // and max in the data's type. min and max follow NumPy with NaNs: a NaN anywhere gives NaN.
 #include "reduce/reduce_gpu.hpp"
 
-#include "common/bench.hpp"
+#include "common/bench_report.hpp"
 #include "common/cli.hpp"
 #include "common/dataset.hpp"
 #include "common/table.hpp"
@@ -97,15 +97,10 @@ bool agrees(Acc got, const reference<Acc>& want) {
   }
 }
 
-struct check_result {
-  std::string against;
-  bool passed = true;
-  std::string detail;
-};
 
 // scanlab's values (and CUB's) against the CPU reference, segment by segment.
 template <class T, class Acc>
-std::vector<check_result> validate_typed(std::span<const T> xs, const std::vector<std::int64_t>& offsets,
+std::vector<scanlab::check> validate_typed(std::span<const T> xs, const std::vector<std::int64_t>& offsets,
                                          const scanlab::reduce_app::gpu_report& report, reduce_op op) {
   const std::int64_t segments = report.result.size();
   const Acc init = report.init.as<Acc>()[0];
@@ -121,19 +116,19 @@ std::vector<check_result> validate_typed(std::span<const T> xs, const std::vecto
     for (std::int64_t s = 0; s < segments; ++s) {
       const auto i = static_cast<std::size_t>(s);
       if (!agrees(g[i], want[i])) {
-        return check_result{who, false,
+        return scanlab::check{who, false,
                             (segments > 1 ? "segment " + std::to_string(s) + ": " : std::string()) + "got " +
                                 io::text_of(got, s) + ", the CPU reference gives " + io::format_value(want[i].value)};
       }
     }
-    return check_result{who, true, segments > 1 ? std::to_string(segments) + " segments agree" : "agrees"};
+    return scanlab::check{who, true, segments > 1 ? std::to_string(segments) + " segments agree" : "agrees"};
   };
-  std::vector<check_result> checks{compare(report.result, "scanlab vs CPU")};
-  if (report.cub) checks.push_back(compare(*report.cub, report.cub_call + " vs CPU"));
+  std::vector<scanlab::check> checks{compare(report.result, "CPU reference")};
+  if (report.cub) checks.push_back(compare(*report.cub, "CPU reference (" + report.cub_call + "'s result)"));
   return checks;
 }
 
-std::vector<check_result> validate(const io::host_array& x, const std::vector<std::int64_t>& offsets,
+std::vector<scanlab::check> validate(const io::host_array& x, const std::vector<std::int64_t>& offsets,
                                    const scanlab::reduce_app::gpu_report& report, reduce_op op) {
   return io::visit(x.type(), [&]<class T>() {
     if (op == reduce_op::min || op == reduce_op::max) {
@@ -206,42 +201,35 @@ int main(int argc, char** argv) {
       std::cout << (segments > 8 ? " ...\n" : "\n");
     }
 
-    nlohmann::json json;
+    scanlab::app_report out = app.new_report();
+    nlohmann::json& json = out.result();
     json["n"] = x.size();
     json["dtype"] = io::name(x.type());
     json["op"] = op_text;
     json["result_dtype"] = io::name(result_type);
     json["segments"] = offsets.empty() ? nlohmann::json(nullptr) : nlohmann::json(segments);
+    json["values"] = nullptr;  // more than 1024 segments: see -o
     if (segments <= 1024) {
       nlohmann::json values = nlohmann::json::array();
       for (std::int64_t s = 0; s < segments; ++s) values.push_back(io::text_of(report.result, s));
-      json["result"] = values;
+      json["values"] = values;
     }
-    bool failed = false;
     if (o.validate) {
-      const auto checks = validate(x, offsets, report, op);
-      scanlab::text_table table({"check", "result"});
-      nlohmann::json validation = nlohmann::json::array();
-      for (const auto& c : checks) {
-        failed = failed || !c.passed;
-        table.add_row({c.against, (c.passed ? "pass: " : "FAIL: ") + c.detail});
-        validation.push_back({{"against", c.against}, {"passed", c.passed}, {"detail", c.detail}});
-      }
-      std::cout << '\n';
-      table.print(std::cout);
-      json["validation"] = validation;
+      for (auto& c : validate(x, offsets, report, op)) out.add(std::move(c));
+      scanlab::print_checks(std::cout, out.checks());
     }
     if (o.bench) {
       std::cout << '\n';
-      scanlab::bench::print_results(std::cout, report.rows, report.memcpy_gbps);
+      scanlab::bench::report bench = app.bench_report(report.rows);
+      scanlab::bench::print(std::cout, bench);
       std::cout << "bytes: the input read once (and the offsets), the results written once.\n";
-      json["bench"] = scanlab::bench::to_json(report.rows, scanlab::bench::query_device(o.device), report.memcpy_gbps);
+      out.set_bench(std::move(bench));
     }
     if (!o.output.empty()) {
       io::write_dataset(o.output, report.result);
       spdlog::info("wrote {} ({} x {})", o.output, segments, io::name(result_type));
     }
-    if (!o.json.empty()) scanlab::bench::write_json(o.json, json);
-    return failed ? scanlab::cli::exit_error : scanlab::cli::exit_ok;
+    app.write_report(out);
+    return out.passed() ? scanlab::cli::exit_ok : scanlab::cli::exit_error;
   });
 }

@@ -101,6 +101,7 @@ gpu_report run(const io::host_array& x, std::span<const std::int64_t> offsets, c
       // Read once (and the offsets), the results written once.
       r.bytes = static_cast<double>(n) * sizeof(T) +
                 static_cast<double>(segments) * (sizeof(Acc) + (segmented ? 2 * sizeof(std::int64_t) : 0));
+      r.bound = bench::ceiling::read;  // a read-only job
       r.time = t;
       return r;
     };

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """scanlab-report: a Markdown summary and PNG plots from scanlab's benchmark JSON.
 
-Reads the files that `scanlab-bench ... --json` and the apps' `--bench --json` write
-(apps/common/bench.cpp, to_json: device, memcpy_gbps and one row per variant, type,
-dataset and size; an app may nest that object under "bench") and writes a folder:
+Reads the app reports that `scanlab-bench ... --json` and the apps' `--bench --json` write
+(docs/json-schema.md: the benchmark under "bench", its device, ceilings and one row per
+variant, type, dataset and size; nothing else is read) and writes a folder:
 
   report.md                        a summary per suite: headline table at the largest
                                    size, the plots, every row in a folded table
   <suite>_<type>_gbps.png          GB/s against n (log2 axis) for every variant, with the
-                                   measured memcpy bandwidth as a dashed ceiling
+                                   measured ceilings as dashed lines (memcpy; the read-only
+                                   kernel where rows are compared with it)
                                    (suites measured at several sizes)
   <suite>_<type>_bars.png          grouped bars of GB/s per dataset (distribution,
                                    selectivity) for every variant, each bar labelled with
@@ -34,6 +35,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 PROG = "scanlab-report"
+SCHEMA, SCHEMA_VERSION = "scanlab-app-report", 1  # docs/json-schema.md
 
 
 class ReportError(Exception):
@@ -55,6 +57,10 @@ class Row:
     gbps: float
     validation: str
     speedup: float | None  # CUB's median / this median: > 1 is faster than CUB
+    ceiling: str | None = None  # "memcpy" or "read": what pct is a fraction of
+    pct: float | None = None
+    noise: float | None = None  # relative standard deviation of the runs
+    throttled: bool = False
 
 
 @dataclass
@@ -65,7 +71,10 @@ class Run:
     version: str
     timestamp: str
     rows: list = field(default_factory=list)
-    cub: str = ""  # the CUB the baselines ran against ("3.0.1"; empty in older files)
+    cub: str = ""  # the CUB the baselines ran against ("3.0.1")
+    read_gbps: float | None = None  # measured read-only bandwidth, where rows are compared with it
+    runtime: int = 0  # CUDA runtime version, 13000 for 13.0
+    commit: str = ""
 
 
 def _number(value):
@@ -85,20 +94,20 @@ def load_run(path):
     except json.JSONDecodeError as e:
         raise ReportError(f"{path}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from None
 
-    # A bench report, or an app's report holding one under "bench".
-    bench = doc
-    if isinstance(doc, dict) and "results" not in doc and isinstance(doc.get("bench"), dict):
-        bench = doc["bench"]
-    if not isinstance(bench, dict) or not isinstance(bench.get("results"), list):
-        raise ReportError(f"{path}: no benchmark results (expected a 'results' list, or a 'bench' "
-                          "object holding one, as --json writes)")
-    if not bench["results"]:
-        raise ReportError(f"{path}: 'results' is empty")
+    # An app report (docs/json-schema.md) with a benchmark.
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise ReportError(f"{path}: not a {SCHEMA} (the --json of a scanlab app; docs/json-schema.md)")
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise ReportError(f"{path}: {SCHEMA} version {doc.get('schema_version')}; this reads version {SCHEMA_VERSION}")
+    bench = doc.get("bench")
+    if not isinstance(bench, dict) or not isinstance(bench.get("rows"), list):
+        raise ReportError(f"{path}: no benchmark results (its 'bench' is null: run the app with --bench)")
+    if not bench["rows"]:
+        raise ReportError(f"{path}: 'bench.rows' is empty")
 
     rows = []
-    implied_memcpy = None
-    for i, r in enumerate(bench["results"]):
-        where = f"{path}: results[{i}]"
+    for i, r in enumerate(bench["rows"]):
+        where = f"{path}: bench.rows[{i}]"
         if not isinstance(r, dict):
             raise ReportError(f"{where} is not an object")
         for key in ("suite", "variant", "type"):
@@ -106,33 +115,33 @@ def load_run(path):
                 raise ReportError(f"{where}: '{key}' is missing or not a non-empty string")
         if not isinstance(r.get("n"), int) or isinstance(r.get("n"), bool) or r["n"] < 0:
             raise ReportError(f"{where}: 'n' is missing or not a non-negative integer")
-        if not _number(r.get("median_ms")) or r["median_ms"] < 0:
-            raise ReportError(f"{where}: 'median_ms' is missing or not a non-negative number")
-        if _number(r.get("gbps")):
-            gbps = float(r["gbps"])
-        elif _number(r.get("bytes")):
-            gbps = r["bytes"] / (r["median_ms"] * 1e6) if r["median_ms"] > 0 else 0.0
-        else:
-            raise ReportError(f"{where}: neither 'gbps' nor 'bytes' is a number")
-        speedup = r.get("speedup_vs_baseline")
-        if speedup is not None and not _number(speedup):
-            raise ReportError(f"{where}: 'speedup_vs_baseline' is not a number")
-        if _number(r.get("pct_memcpy")) and r["pct_memcpy"] > 0 and gbps > 0:
-            implied_memcpy = 100.0 * gbps / r["pct_memcpy"]
-        rows.append(Row(suite=r["suite"], variant=r["variant"], type=r["type"],
-                        dataset=str(r.get("dataset", "")), n=r["n"], median_ms=float(r["median_ms"]),
-                        gbps=gbps, validation=str(r.get("validation", "n/a")),
-                        speedup=float(speedup) if speedup is not None else None))
+        for key in ("median_ms", "gbps"):
+            if not _number(r.get(key)) or r[key] < 0:
+                raise ReportError(f"{where}: '{key}' is missing or not a non-negative number")
+        for key in ("speedup_vs_baseline", "pct_of_ceiling", "noise"):
+            if r.get(key) is not None and not _number(r[key]):
+                raise ReportError(f"{where}: '{key}' is neither a number nor null")
+        if r.get("ceiling") not in ("memcpy", "read", None):
+            raise ReportError(f"{where}: 'ceiling' is {r['ceiling']!r}, not memcpy, read or null")
+        if not isinstance(r.get("check"), str):
+            raise ReportError(f"{where}: 'check' is missing or not a string")
+        clocks = r.get("clocks")
+        rows.append(Row(suite=r["suite"], variant=r["variant"], type=r["type"], dataset=str(r.get("dataset", "")),
+                        n=r["n"], median_ms=float(r["median_ms"]), gbps=float(r["gbps"]), validation=r["check"],
+                        speedup=r.get("speedup_vs_baseline"), ceiling=r.get("ceiling"), pct=r.get("pct_of_ceiling"),
+                        noise=r.get("noise"), throttled=isinstance(clocks, dict) and clocks.get("throttled") is True))
 
-    # The ceiling: the memcpy bandwidth the harness measured; failing that, the one its
-    # "% of memcpy" figures imply. (The device object names no theoretical bandwidth.)
-    memcpy = bench.get("memcpy_gbps")
-    memcpy = float(memcpy) if _number(memcpy) and memcpy > 0 else implied_memcpy
+    ceilings = bench.get("ceilings")
+    if not isinstance(ceilings, dict) or not _number(ceilings.get("memcpy_gbps")):
+        raise ReportError(f"{path}: 'bench.ceilings.memcpy_gbps' is missing or not a number")
+    read = ceilings.get("read_gbps")
     device = bench.get("device") if isinstance(bench.get("device"), dict) else {}
     baseline = bench.get("baseline") if isinstance(bench.get("baseline"), dict) else {}
-    run = Run(path=path, device=device, memcpy_gbps=memcpy,
-              version=str(bench.get("scanlab_version", "")), timestamp=str(bench.get("timestamp", "")),
-              rows=rows, cub=str(baseline.get("cub_version", "")))
+    build = doc.get("build") if isinstance(doc.get("build"), dict) else {}
+    run = Run(path=path, device=device, memcpy_gbps=float(ceilings["memcpy_gbps"]) or None,
+              version=str(doc.get("scanlab_version", "")), timestamp=str(doc.get("timestamp", "")),
+              rows=rows, cub=str(baseline.get("cub_version", "")), read_gbps=float(read) if _number(read) else None,
+              runtime=bench.get("cuda_runtime_version") or 0, commit=str(build.get("commit", ""))[:12])
     _fill_speedups(run)
     return run
 
@@ -216,8 +225,13 @@ def fmt_time(ms):
     return f"{ms:.1f} ms"
 
 
-def fmt_pct(gbps, memcpy):
-    return f"{100.0 * gbps / memcpy:.1f}%" if memcpy else ""
+def fmt_pct(row):
+    """A row's GB/s against its ceiling: "88.1% memcpy", "97.0% read"."""
+    return f"{row.pct:.1f}% {row.ceiling}" if row.pct is not None else ""
+
+
+def fmt_noise(row):
+    return f"{100.0 * row.noise:.1f}%" if row.noise is not None else ""
 
 
 def fmt_speedup(s):
@@ -237,14 +251,14 @@ def anchor(title):
     return re.sub(r"[^a-z0-9 _-]", "", title.lower()).replace(" ", "-")
 
 
-def table(rows, memcpy, with_suite):
-    head = (["suite"] if with_suite else []) + ["variant", "type", "dataset", "n", "time", "GB/s",
-                                                "% of memcpy", "vs CUB", "check"]
+def table(rows, with_suite):
+    head = (["suite"] if with_suite else []) + ["variant", "type", "dataset", "n", "time", "noise", "GB/s",
+                                                "% of ceiling", "vs CUB", "check"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = ([r.suite] if with_suite else []) + [
-            r.variant, r.type, r.dataset, fmt_n(r.n), fmt_time(r.median_ms), f"{r.gbps:.1f}",
-            fmt_pct(r.gbps, memcpy), fmt_speedup(r.speedup), fmt_check(r.validation)]
+            r.variant, r.type, r.dataset, fmt_n(r.n), fmt_time(r.median_ms) + (" (throttled)" if r.throttled else ""),
+            fmt_noise(r), f"{r.gbps:.1f}", fmt_pct(r), fmt_speedup(r.speedup), fmt_check(r.validation)]
         lines.append("| " + " | ".join(md_cell(c) for c in cells) + " |")
     return lines
 
@@ -287,7 +301,13 @@ def save(fig, path):
     fig.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
 
 
-def plot_sweep(plt, rows, memcpy, title, path, log_y):
+def draw_ceilings(ax, ceilings):
+    for (name, gbps), style in zip(ceilings, ("--", ":")):
+        ax.axhline(gbps, color="grey", linestyle=style, linewidth=1.5, label=f"{name} ceiling ({gbps:.0f} GB/s)",
+                   zorder=2)
+
+
+def plot_sweep(plt, rows, ceilings, title, path, log_y):
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
     variants = unique(r.variant for r in rows)
     styles = variant_styles(variants)
@@ -296,9 +316,7 @@ def plot_sweep(plt, rows, memcpy, title, path, log_y):
         pts = sorted((r.n, r.gbps) for r in rows if r.variant == v and r.n > 0)
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], label=v, **styles[v])
-    if memcpy:
-        ax.axhline(memcpy, color="grey", linestyle="--", linewidth=1.5,
-                   label=f"memcpy ceiling ({memcpy:.0f} GB/s)", zorder=2)
+    draw_ceilings(ax, ceilings)
     ns = [r.n for r in rows if r.n > 0]
     lo, hi = math.floor(math.log2(min(ns))), math.ceil(math.log2(max(ns)))
     step = max(1, math.ceil((hi - lo + 1) / 14))
@@ -307,7 +325,7 @@ def plot_sweep(plt, rows, memcpy, title, path, log_y):
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"$2^{{{round(math.log2(x))}}}$"))
     ax.set_xlim(2.0 ** lo / 1.3, 2.0 ** hi * 1.3)
-    top = max([r.gbps for r in rows] + [memcpy or 0])
+    top = max([r.gbps for r in rows] + [g for _, g in ceilings])
     if log_y:
         ax.set_yscale("log")
     else:
@@ -321,7 +339,7 @@ def plot_sweep(plt, rows, memcpy, title, path, log_y):
     plt.close(fig)
 
 
-def plot_bars(plt, rows, memcpy, title, group_of, group_name, path):
+def plot_bars(plt, rows, ceilings, title, group_of, group_name, path):
     """Bars of GB/s: one group per dataset (or suite), one bar per variant, at the largest n."""
     groups = unique(group_of(r) for r in rows)
     variants = unique(r.variant for r in rows)
@@ -335,7 +353,7 @@ def plot_bars(plt, rows, memcpy, title, group_of, group_name, path):
     present = {g: [v for v in variants if (g, v) in largest] for g in groups}
     width = 0.8 / max(len(p) for p in present.values())
     fig, ax = plt.subplots(figsize=(max(6.5, 1.1 + len(groups) * (0.5 + 0.32 * len(variants))), 5.0))
-    top = memcpy or 0
+    top = max([g for _, g in ceilings] + [0])
     for v in variants:
         xs, ys, labels = [], [], []
         for i, g in enumerate(groups):
@@ -348,9 +366,7 @@ def plot_bars(plt, rows, memcpy, title, group_of, group_name, path):
             top = max(top, r.gbps)
         bars = ax.bar(xs, ys, width=width * 0.95, label=v, color=styles[v]["color"], zorder=3)
         ax.bar_label(bars, labels=labels, fontsize=7, padding=2, rotation=90 if len(variants) > 4 else 0)
-    if memcpy:
-        ax.axhline(memcpy, color="grey", linestyle="--", linewidth=1.5,
-                   label=f"memcpy ceiling ({memcpy:.0f} GB/s)", zorder=2)
+    draw_ceilings(ax, ceilings)
     ax.set_xticks(range(len(groups)))
     long_labels = len(groups) > 4 or max(len(g) for g in groups) > 14
     ax.set_xticklabels(groups, rotation=20 if long_labels else 0, ha="right" if long_labels else "center")
@@ -373,7 +389,10 @@ FOLD_ABOVE = 30  # sections with more rows than this show a headline table and f
 
 
 def write_section(plt, out, s, log_y):
-    run, memcpy, rows = s.run, s.run.memcpy_gbps, s.rows
+    run, rows = s.run, s.rows
+    # The ceilings this section's rows are compared with, as dashed lines in its plots.
+    ceilings = [(name, gbps) for name, gbps in (("memcpy", run.memcpy_gbps), ("read", run.read_gbps))
+                if gbps and any(r.ceiling == name for r in rows)]
     md = [f"## {s.title}", ""]
     types = unique(r.type for r in rows)
     desc = []
@@ -392,11 +411,15 @@ def write_section(plt, out, s, log_y):
             if r.n == nmax and r.variant in ("production", "scanlab") and not s.group_by_suite:
                 md.append(f"- {t}{', ' + r.dataset if len(unique(x.dataset for x in tr)) > 1 else ''}: "
                           f"{r.variant} reaches {r.gbps:.0f} GB/s at n = {fmt_n(nmax)}"
-                          + (f" ({fmt_pct(r.gbps, memcpy)} of memcpy)" if memcpy else "")
+                          + (f" ({r.pct:.1f}% of the {r.ceiling} ceiling)" if r.pct is not None else "")
                           + (f", {fmt_speedup(r.speedup)} CUB's speed." if r.speedup else "."))
     if md[-1] != "":
         md.append("")
 
+    throttled = [r for r in rows if r.throttled]
+    if throttled:
+        md += [f"**{len(throttled)} row(s) ran with throttled clocks** (marked in the tables): their times are "
+               "suspect.", ""]
     failures = [r for r in rows if r.validation.startswith("FAIL")]
     if failures:
         md += [f"**{len(failures)} row(s) failed validation**: "
@@ -415,7 +438,7 @@ def write_section(plt, out, s, log_y):
                     continue
                 dslug = f"_{slugify(d)}" if len(datasets) > 1 else ""
                 name = f"{s.slug}_{tslug}{dslug}_gbps.png"
-                plot_sweep(plt, dr, memcpy, f"{s.title}, {t}{', ' + d if d else ''}: GB/s against n "
+                plot_sweep(plt, dr, ceilings, f"{s.title}, {t}{', ' + d if d else ''}: GB/s against n "
                            f"({device_label(run)})", os.path.join(out, name), log_y)
                 pngs.append((name, f"{s.title} {t} {d}: GB/s against n"))
         if s.group_by_suite or len(datasets) > 1 or len(sizes) == 1:
@@ -424,7 +447,7 @@ def write_section(plt, out, s, log_y):
             else:
                 group_of, group_name = (lambda r: r.dataset or "(none)"), "dataset"
             name = f"{s.slug}_{tslug}_bars.png"
-            plot_bars(plt, tr, memcpy, f"{s.title}, {t}: GB/s per {group_name} at the largest n "
+            plot_bars(plt, tr, ceilings, f"{s.title}, {t}: GB/s per {group_name} at the largest n "
                       f"({device_label(run)})", group_of, group_name, os.path.join(out, name))
             pngs.append((name, f"{s.title} {t}: GB/s per {group_name}"))
 
@@ -435,15 +458,15 @@ def write_section(plt, out, s, log_y):
             tr = [r for r in rows if r.type == t]
             nmax = max(r.n for r in tr)
             head += sorted((r for r in tr if r.n == nmax), key=lambda r: -r.gbps)
-        md += table(head, memcpy, s.group_by_suite) + [""]
+        md += table(head, s.group_by_suite) + [""]
     else:
-        md += table(rows, memcpy, s.group_by_suite) + [""]
+        md += table(rows, s.group_by_suite) + [""]
     for name, alt in pngs:
         alt = re.sub(r"([\[\]\\])", r"\\\1", alt)  # a dataset such as "random [0,1)"
         md += [f"![{alt}]({name})", ""]
     if len(rows) > FOLD_ABOVE:
         md += [f"<details><summary>All {len(rows)} rows</summary>", ""]
-        md += table(rows, memcpy, s.group_by_suite) + ["", "</details>", ""]
+        md += table(rows, s.group_by_suite) + ["", "</details>", ""]
     return md, [p[0] for p in pngs]
 
 
@@ -451,19 +474,22 @@ def build_report(runs, out, title, log_y, plt):
     sections = make_sections(runs)
     md = [f"# {title}", "",
           "Made by `scanlab-report` from " + ", ".join(f"`{r.path}`" for r in runs) + ".", "",
-          "| file | device | SMs | CUDA runtime | CUB | memcpy GB/s | scanlab | taken (UTC) |",
-          "|---|---|---|---|---|---|---|---|"]
+          "| file | device | SMs | CUDA runtime | CUB | memcpy GB/s | read GB/s | scanlab | commit | taken (UTC) |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
-        rt = r.device.get("cuda_runtime")
+        rt = r.runtime
         rt = f"{rt // 1000}.{rt % 1000 // 10}" if isinstance(rt, int) and rt > 0 else ""
         md.append("| " + " | ".join(md_cell(c) for c in [
             os.path.basename(r.path), device_label(r), r.device.get("sm_count", ""), rt, r.cub,
-            f"{r.memcpy_gbps:.0f}" if r.memcpy_gbps else "", r.version, r.timestamp]) + " |")
+            f"{r.memcpy_gbps:.0f}" if r.memcpy_gbps else "", f"{r.read_gbps:.0f}" if r.read_gbps else "",
+            r.version, r.commit, r.timestamp]) + " |")
     md += ["",
            "GB/s is the bytes a perfect algorithm must move divided by the median time (L2 flushed "
-           "before each run); % of memcpy compares it with the device-to-device copy bandwidth "
-           "measured in the same run (read + write), the dashed line in the plots; vs CUB is CUB's "
-           "median time over the variant's on the same input (above 1: faster than CUB).", ""]
+           "before each run); noise is the standard deviation of the runs over their mean; % of ceiling "
+           "compares GB/s with the ceiling the row names, measured in the same run: memcpy, the "
+           "device-to-device copy (read + write), for jobs that read and write; read, a read-only "
+           "kernel, for jobs that only read (reductions, norms); the dashed lines in the plots. vs CUB "
+           "is CUB's median time over the variant's on the same input (above 1: faster than CUB).", ""]
     if len(sections) > 1:
         md += ["Sections: " + ", ".join(f"[{s.title}](#{anchor(s.title)})" for s in sections) + ".", ""]
     files = ["report.md"]

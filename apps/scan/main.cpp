@@ -17,7 +17,7 @@
 #include "common/bench.hpp"
 #include "common/cli.hpp"
 #include "common/dataset.hpp"
-#include "common/table.hpp"
+#include "common/report.hpp"
 #include "common/values.hpp"
 
 #include <spdlog/spdlog.h>
@@ -54,12 +54,6 @@ std::vector<char> segment_heads(std::int64_t n, const scanlab::scan_app::segment
   return heads;
 }
 
-struct check_result {
-  std::string against;
-  bool passed = true;
-  std::string detail;
-};
-
 // The CPU reference item by item, and the first item where `got` leaves it: min, max and
 // integers exactly (integers wrap, as on the GPU); float sums in long double, within
 // (k + 2) eps (|init| + sum |x|) for a prefix of k items in any grouping; float products
@@ -73,7 +67,7 @@ class reference {
     if (has_init_) init_ = init.as<Acc>()[0];
   }
 
-  check_result compare(const io::host_array& result, const std::string& who) const {
+  scanlab::check compare(const io::host_array& result, const std::string& who) const {
     const std::span<const Acc> got = result.as<Acc>();
     constexpr bool float_arith = std::is_floating_point_v<Acc>;
     long double exact = 0;      // float sums and products: the running value in long double
@@ -153,18 +147,14 @@ class reference {
 };
 
 // scanlab's result (and CUB's) against the CPU reference.
-std::vector<check_result> validate(const io::host_array& x, const scanlab::scan_app::segments& segs,
+std::vector<scanlab::check> validate(const io::host_array& x, const scanlab::scan_app::segments& segs,
                                    const scanlab::scan_app::gpu_report& report, op_id op, bool exclusive) {
   const std::vector<char> heads = segment_heads(x.size(), segs);
   return io::visit(x.type(), [&]<class T>() {
     const auto check = [&]<class Acc>() {
       const reference<T, Acc> want(x.as<T>(), heads, op, exclusive, report.init);
-      std::vector<check_result> checks{want.compare(report.result, "scanlab vs CPU")};
-      if (report.cub) {
-        checks.push_back(want.compare(*report.cub, report.cub_call + " vs CPU"));
-      } else {
-        checks.push_back({"CUB", true, "not run: " + report.cub_call});
-      }
+      std::vector<scanlab::check> checks{want.compare(report.result, "CPU reference")};
+      if (report.cub) checks.push_back(want.compare(*report.cub, "CPU reference (" + report.cub_call + "'s result)"));
       return checks;
     };
     if (ops::keeps_type(op)) return check.template operator()<ops::result_t<T, op_id::max>>();
@@ -247,32 +237,28 @@ int main(int argc, char** argv) {
     }
     std::cout << '\n';
 
-    nlohmann::json json;
+    scanlab::app_report out = app.new_report();
+    nlohmann::json& json = out.result();
     json["n"] = n;
     json["dtype"] = io::name(x.type());
     json["op"] = op_text;
     json["exclusive"] = exclusive;
     json["result_dtype"] = io::name(result_type);
-    json["segmented_by"] = segs.keys ? "keys" : !segs.offsets.empty() ? "offsets" : "none";
+    json["segmented_by"] = segs.keys              ? nlohmann::json("keys")
+                           : !segs.offsets.empty() ? nlohmann::json("offsets")
+                                                   : nlohmann::json(nullptr);
     json["init"] = report.init.size() == 1 ? nlohmann::json(io::text_of(report.init, 0)) : nlohmann::json(nullptr);
     json["last"] = n > 0 ? nlohmann::json(io::text_of(report.result, n - 1)) : nlohmann::json(nullptr);
-    bool failed = false;
+    json["cub_call"] = report.cub_call;
     if (o.validate) {
-      const auto checks = validate(x, segs, report, op, exclusive);
-      scanlab::text_table table({"check", "result"});
-      nlohmann::json validation = nlohmann::json::array();
-      for (const auto& c : checks) {
-        failed = failed || !c.passed;
-        table.add_row({c.against, (c.passed ? "pass: " : "FAIL: ") + c.detail});
-        validation.push_back({{"against", c.against}, {"passed", c.passed}, {"detail", c.detail}});
-      }
-      std::cout << '\n';
-      table.print(std::cout);
-      json["validation"] = validation;
+      for (auto& c : validate(x, segs, report, op, exclusive)) out.add(std::move(c));
+      scanlab::print_checks(std::cout, out.checks());
+      if (!report.cub) std::cout << "CUB: not run: " << report.cub_call << "\n";
     }
     if (o.bench) {
       std::cout << '\n';
-      scanlab::bench::print_results(std::cout, report.rows, report.memcpy_gbps);
+      scanlab::bench::report bench = app.bench_report(report.rows);
+      scanlab::bench::print(std::cout, bench);
       std::cout << "bytes: the values read once, the results written once"
                 << (segs.keys ? ", the keys read once" : !segs.offsets.empty() ? ", the offsets read once" : "")
                 << ".\n";
@@ -280,13 +266,13 @@ int main(int argc, char** argv) {
         std::cout << "CUB 3.0 has no scan by offsets: its row scans by key on segment ids made on the host "
                      "(n more keys read).\n";
       }
-      json["bench"] = scanlab::bench::to_json(report.rows, scanlab::bench::query_device(o.device), report.memcpy_gbps);
+      out.set_bench(std::move(bench));
     }
     if (!o.output.empty()) {
       io::write_dataset(o.output, report.result);
       spdlog::info("wrote {} ({} x {})", o.output, n, io::name(result_type));
     }
-    if (!o.json.empty()) scanlab::bench::write_json(o.json, json);
-    return failed ? scanlab::cli::exit_error : scanlab::cli::exit_ok;
+    app.write_report(out);
+    return out.passed() ? scanlab::cli::exit_ok : scanlab::cli::exit_error;
   });
 }

@@ -11,7 +11,7 @@
 //   scanlab-sort --pairs --n 2^28 --bench            uint32 keys with uint32 values
 #include "sort/sort_gpu.hpp"
 
-#include "common/bench.hpp"
+#include "common/bench_report.hpp"
 #include "common/cli.hpp"
 #include "common/dataset.hpp"
 #include "common/generate.hpp"
@@ -185,7 +185,8 @@ int main(int argc, char** argv) {
               << scanlab::format_fixed(seconds > 0 ? static_cast<double>(keys.size()) / seconds * 1e-9 : 0, 2)
               << " Gkeys/s, one run)\n";
 
-    nlohmann::json json;
+    scanlab::app_report out = app.new_report();
+    nlohmann::json& json = out.result();
     json["n"] = keys.size();
     json["dtype"] = std::string(io::name(keys.type()));
     json["mode"] = what == mode::keys ? "keys" : what == mode::pairs ? "pairs" : "argsort";
@@ -207,18 +208,18 @@ int main(int argc, char** argv) {
 
     bool failed = false;
     if (o.validate) {
-      scanlab::text_table table({"check", "result"});
+      scanlab::text_table table({"against", "result"});
       for (const auto& c : result.checks) {
-        table.add_row({c.what, c.result});
-        failed = failed || c.failed;
-        json["validation"].push_back({{"check", c.what}, {"result", c.result}});
+        table.add_row({c.against, (c.passed ? "pass: " : "FAIL: ") + c.detail});
+        out.add(c);
       }
+      if (!result.skipped.empty()) table.add_row({"(skipped)", result.skipped});
+      json["skipped_check"] = result.skipped.empty() ? nlohmann::json() : nlohmann::json(result.skipped);
       std::cout << '\n';
       table.print(std::cout);
     }
 
     std::vector<scanlab::bench::result> rows = result.rows;
-    double memcpy_gbps = result.memcpy_gbps;
     if (o.bench && !dists.empty()) {
       scanlab::sort_app::gpu_request bench_request = request;
       bench_request.bench = true;
@@ -233,12 +234,12 @@ int main(int argc, char** argv) {
         bench_request.dataset = dists[i];
         const auto r = run_gpu(data, values ? &*values : nullptr, bench_request);
         rows.insert(rows.end(), r.rows.begin(), r.rows.end());
-        memcpy_gbps = r.memcpy_gbps;
       }
     }
     if (!rows.empty()) {
       std::cout << '\n';
-      scanlab::bench::print_results(std::cout, rows, memcpy_gbps);
+      scanlab::bench::report bench = app.bench_report(rows);
+      scanlab::bench::print(std::cout, bench);
       // Keys per second, and each variant's time against its own uniform time.
       std::map<std::string, double> uniform_ms;
       for (const auto& r : rows) {
@@ -258,10 +259,10 @@ int main(int argc, char** argv) {
       std::cout << "'vs CUB' > 1: faster than CUB. 'vs its uniform': this variant's time over its time on uniform "
                    "keys (> 1: slower).\n";
       for (const auto& r : rows) failed = failed || r.validation.rfind("FAIL", 0) == 0;
-      json["bench"] = scanlab::bench::to_json(rows, scanlab::bench::query_device(o.device), memcpy_gbps);
+      out.set_bench(std::move(bench));
     }
-    app.write_json(json);
-    if (failed) {
+    app.write_report(out);
+    if (failed || !out.passed()) {
       std::cerr << "scanlab-sort: a check failed (see the tables above)\n";
       return scanlab::cli::exit_error;
     }

@@ -5,6 +5,7 @@
 
 #include "common/array.hpp"
 #include "common/bench.hpp"
+#include "common/check.hpp"
 
 #include <optional>
 #include <string>
@@ -28,16 +29,13 @@ struct gpu_request {
   std::string dataset;       // names the input in benchmark rows
 };
 
-struct check {
-  std::string what;    // "keys vs CPU std::stable_sort", ...
-  std::string result;  // "pass", "FAIL: ...", "skipped: ..."
-  bool failed = false;
-};
+using scanlab::check;  // {against, passed, detail}
 
 struct gpu_result {
   io::host_array keys;                  // sorted keys (with want_output)
   std::optional<io::host_array> values;  // sorted values, or the permutation (int64) for argsort
   std::vector<check> checks;            // with validate
+  std::string skipped;                  // with validate: a check not made, and why
   std::vector<bench::result> rows;      // with bench: onesweep, multipass, cub[, thrust]
   double memcpy_gbps = 0;
   double sort_ms = 0;                   // the requested sort, one untimed-harness run (events)

@@ -99,9 +99,9 @@ std::int64_t first_difference(const std::vector<T>& got, const std::vector<T>& w
   return got.size() == want.size() ? -1 : static_cast<std::int64_t>(n);
 }
 
-inline check compare(const std::string& what, std::int64_t difference) {
-  if (difference < 0) return {what, "pass", false};
-  return {what, "FAIL: first difference at position " + std::to_string(difference), true};
+inline check compare(const std::string& against, const std::string& what, std::int64_t difference) {
+  if (difference < 0) return {against, true, what + ": identical"};
+  return {against, false, what + ": first difference at position " + std::to_string(difference)};
 }
 
 // Value: void (keys), std::uint32_t / std::uint64_t (pairs, the values' bits), std::int64_t (argsort).
@@ -300,26 +300,26 @@ gpu_result run(std::span<const Key> keys, std::span<const std::conditional_t<std
 
   if (request.validate) {
     const auto order = reference_permutation(keys, request);
-    const std::string cpu = " vs CPU std::stable_sort";
-    result.checks.push_back(compare("keys" + cpu, first_difference(sorted_keys, gather(keys, order))));
+    const std::string cpu = "CPU std::stable_sort";
+    result.checks.push_back(compare(cpu, "keys", first_difference(sorted_keys, gather(keys, order))));
     if constexpr (has_values) {
       if (is_argsort) {
         std::vector<value_t> permutation(order.begin(), order.end());
-        result.checks.push_back(compare("permutation" + cpu, first_difference(sorted_values, permutation)));
+        result.checks.push_back(compare(cpu, "permutation", first_difference(sorted_values, permutation)));
       } else {
-        result.checks.push_back(compare("values" + cpu, first_difference(sorted_values, gather(values, order))));
+        result.checks.push_back(compare(cpu, "values", first_difference(sorted_values, gather(values, order))));
       }
     }
     if (cub_order_matches(keys)) {
       s.cub(nullptr);
       const auto cub_keys = s.keys();
-      result.checks.push_back(compare("keys vs CUB", first_difference(sorted_keys, cub_keys)));
+      result.checks.push_back(compare("CUB DeviceRadixSort", "keys", first_difference(sorted_keys, cub_keys)));
       if constexpr (has_values) {
-        result.checks.push_back(
-            compare(std::string(is_argsort ? "permutation" : "values") + " vs CUB", first_difference(sorted_values, s.values())));
+        result.checks.push_back(compare("CUB DeviceRadixSort", is_argsort ? "permutation" : "values",
+                                        first_difference(sorted_values, s.values())));
       }
     } else {
-      result.checks.push_back({"CUB", "skipped: the keys hold NaNs, which CUB orders by their sign bit", false});
+      result.skipped = "CUB: the keys hold NaNs, which CUB orders by their sign bit";
     }
   }
 
@@ -382,11 +382,8 @@ gpu_result run(std::span<const Key> keys, std::span<const std::conditional_t<std
         end_bit == 8 * static_cast<int>(sizeof(Key))) {
       // thrust::sort is in place: time copy + sort, subtract the copy.
       const bench::timing copy = harness.time([&](cudaStream_t st) { s.copy_input(st); });
-      bench::timing both = harness.time([&](cudaStream_t st) { s.thrust_sort(st); });
-      both.median_ms = std::max(both.median_ms - copy.median_ms, 1e-6);
-      both.min_ms = std::max(both.min_ms - copy.median_ms, 1e-6);
-      both.max_ms = std::max(both.max_ms - copy.median_ms, 1e-6);
-      bench::result r = row("thrust::sort", both);
+      const bench::timing both = harness.time([&](cudaStream_t st) { s.thrust_sort(st); });
+      bench::result r = row("thrust::sort", bench::minus(both, copy.median_ms));
       r.baseline_ms = cub_time.median_ms;
       result.rows.push_back(std::move(r));
     }

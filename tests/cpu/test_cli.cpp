@@ -177,16 +177,20 @@ TEST(App, ReadsInputFilesAndConverts) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(App, WritesOutputAndJson) {
+TEST(App, WritesOutputAndReport) {
   const auto dir = temp_dir();
   app a("scanlab-test", "A test app.");
   const auto out = dir / "out.npy";
   const auto json = dir / "report.json";
-  ASSERT_EQ(run_app(a, {"-q", "-o", out.string(), "--json", json.string()}, [&] {
+  const auto csv = dir / "table.csv";
+  ASSERT_EQ(run_app(a, {"-q", "-o", out.string(), "--json", json.string(), "--csv", csv.string()}, [&] {
               scanlab::io::host_array array(scanlab::io::dtype::i32, {3});
               for (int i = 0; i < 3; ++i) array.as<std::int32_t>()[static_cast<std::size_t>(i)] = i * 7;
               EXPECT_TRUE(a.write_output(array));
-              a.write_json({{"answer", 42}});
+              scanlab::app_report report = a.new_report();
+              report.result()["answer"] = 42;
+              report.add({"the number", true, "six times seven"});
+              a.write_report(report);
               return 0;
             }),
             0);
@@ -194,7 +198,17 @@ TEST(App, WritesOutputAndJson) {
   ASSERT_EQ(back.size(), 3);
   EXPECT_EQ(back.as<std::int32_t>()[2], 14);
   std::ifstream in(json);
-  EXPECT_EQ(nlohmann::json::parse(in)["answer"], 42);
+  const auto doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["schema"], "scanlab-app-report");
+  EXPECT_EQ(doc["app"], "scanlab-test");
+  EXPECT_EQ(doc["result"]["answer"], 42);
+  EXPECT_EQ(doc["validation"][0]["against"], "the number");
+  EXPECT_TRUE(doc["validation"][0]["max_error"].is_null());
+  EXPECT_TRUE(doc["bench"].is_null());
+  ASSERT_GE(doc["command_line"].size(), 5U);
+  EXPECT_EQ(doc["command_line"][1], "-q");
+  // No benchmark, no table: --csv is not written (a warning says so).
+  EXPECT_FALSE(std::filesystem::exists(csv));
   std::filesystem::remove_all(dir);
 }
 

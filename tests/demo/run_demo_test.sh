@@ -91,7 +91,12 @@ case "$case_name" in
       [[ -s $tmp/out/$f ]] || fail "$f is missing"
     done
     # The table: a header, the stubs' ratio (1.0 / 0.8 ms), the solvers without CUB.
-    [[ $out == *"app "*"dataset"*"scanlab"*"CUB"*"vs CUB"*"GB/s"*"% memcpy"*"check"* ]] || fail "no header: $out"
+    [[ $out == *"app "*"dataset"*"scanlab"*"CUB"*"vs CUB"*"GB/s"*"% ceiling"*"check"* ]] || fail "no header: $out"
+    # Each row names its ceiling: read-only jobs the read kernel, the others memcpy.
+    [[ $(rows_field ceiling "reduce" | sort -u) == read && $(rows_field ceiling "inclusive scan" | sort -u) == memcpy ]] ||
+      fail "ceilings: reduce $(rows_field ceiling reduce), scan $(rows_field ceiling 'inclusive scan')"
+    # What the stubs wrote follows the app report schema (docs/schema/app-report.schema.json).
+    python3 "$here/../../scripts/validate-report.py" -q "$tmp"/out/runs/*.json || fail "a stub's JSON is not an app report"
     [[ $(grep -c "1.25x" <<<"$out") -ge 15 ]] || fail "expected the ratio 1.25x on the bench rows: $out"
     [[ $(rows_field check "") == *pass* ]] || fail "no row passed"
     [[ $(rows_field check "cg" | sort | uniq -c | tr -s ' ') == *"1 pass"*"1 skipped"* ]] ||

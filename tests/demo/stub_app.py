@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A stand-in for every scanlab app in the demo's tests: it is copied under each app's
-name and writes the JSON that app writes with --json, with made-up timings (scanlab
+name and writes the app report (docs/json-schema.md) that app writes with --json, with made-up timings (scanlab
 0.8 ms, CUB 1.0 ms), so that scanlab-demo can be tested without a GPU. Not a measurement.
 
 Environment:
@@ -57,42 +57,65 @@ n = 1000 if "-i" in args else 1 << 20
 rows = []
 
 
-def bench_row(suite, variant, type_, dataset, ms, baseline=None, validation="n/a"):
-    row = {"suite": suite, "variant": variant, "type": type_, "dataset": dataset, "n": n, "bytes": 8.0 * n,
-           "median_ms": ms, "min_ms": ms, "max_ms": ms, "runs": 20, "gbps": 8.0 * n / (ms * 1e6),
-           "items_per_second": n / (ms * 1e-3), "pct_memcpy": 800.0 * n / (ms * 1e6) / 3000, "validation": validation}
-    if baseline:
-        row["baseline_ms"] = baseline
-        row["speedup_vs_baseline"] = baseline / ms
-    rows.append(row)
+def bench_row(suite, variant, type_, dataset, ms, baseline=None, validation="n/a", ceiling="memcpy", bytes_=None):
+    bytes_ = 8.0 * n if bytes_ is None else bytes_
+    gbps = bytes_ / (ms * 1e6)
+    ceiling_gbps = {"memcpy": 3000.0, "read": 3300.0, None: None}[ceiling]
+    rows.append({"suite": suite, "variant": variant, "type": type_, "dataset": dataset, "n": n, "bytes": bytes_,
+                 "median_ms": ms, "min_ms": ms, "max_ms": ms, "mean_ms": ms, "noise": 0.0, "runs": 20, "warmup": 3,
+                 "flush_l2": True, "samples_ms": [ms] * 20, "gbps": gbps, "items_per_second": n / (ms * 1e-3),
+                 "ceiling": ceiling, "ceiling_gbps": ceiling_gbps,
+                 "pct_of_ceiling": 100.0 * gbps / ceiling_gbps if ceiling_gbps else None,
+                 "baseline_ms": baseline, "speedup_vs_baseline": baseline / ms if baseline else None,
+                 "check": validation, "clocks": None})
 
 
-def bench(suites, ours, cub):
+def bench(suites, ours, cub, ceiling="memcpy"):
     for suite in suites:
-        bench_row(suite, ours, "float32", "uniform", 0.8, 1.0, "pass")
-        bench_row(suite, cub, "float32", "uniform", 1.0)
-    return {"scanlab_version": "0.0-stub", "timestamp": "2000-01-01T00:00:00Z", "device": {"name": "stub GPU"},
-            "memcpy_gbps": 3000.0, "results": rows}
+        bench_row(suite, ours, "float32", "uniform", 0.8, 1.0, "pass", ceiling)
+        bench_row(suite, cub, "float32", "uniform", 1.0, ceiling=ceiling)
+    return {"device": {"name": "stub GPU", "ordinal": 0, "sm_count": 1, "compute_capability": "9.0", "l2_bytes": 0,
+                       "global_bytes": 0},
+            "driver_version": None, "cuda_driver_version": 13000, "cuda_runtime_version": 13000, "nvml": False,
+            "baseline": {"cub_version": "0.0-stub", "headers": "CUDA toolkit"},
+            "harness": {"warmup": 3, "repeat": 20, "min_repeat": 10, "flush_l2": True},
+            "ceilings": {"memcpy_gbps": 3000.0, "read_gbps": 3300.0 if ceiling == "read" else None},
+            "throttled": False, "rows": rows}
 
 
-check = [{"check": "CPU", "result": "FAIL: 3 keys differ" if failing else "pass"}]
+def report(result, bench_doc):
+    """An app report (docs/json-schema.md) around the app's own fields."""
+    return {"schema": "scanlab-app-report", "schema_version": 1, "app": name, "scanlab_version": "0.0-stub",
+            "build": {"commit": "unknown", "dirty": False, "cuda_architectures": "90"},
+            "command_line": [name] + args, "timestamp": "2000-01-01T00:00:00Z", "result": result,
+            "validation": [{"against": "CPU", "passed": not failing, "max_error": None,
+                            "detail": "3 keys differ" if failing else "agrees"}],
+            "bench": bench_doc}
+
+
 if name == "scanlab-bench":
-    doc = bench(["scan" if "scan" in args else "reduce"], "production", "cub")
+    suite = "scan" if "scan" in args else "reduce"
+    doc = report({"suite": suite}, bench([suite], "production", "cub", "read" if suite == "reduce" else "memcpy"))
 elif name == "scanlab-cg":
-    doc = {"rows": n, "nonzeros": 7 * n, "dtype": "float64", "iterations": 99, "converged": True,
-           "true_relative_residual": 1e-9, "solve_ms": 5.0,
-           "validation": {"pass": not failing}, "bench": {"solve_ms": 4.0, "spmv_ms": 0.01, "spmv_bytes": 8e6}}
+    bench_row("cg", "solve", "float64", "stub", 4.0, ceiling=None, bytes_=0.0)
+    bench_row("cg", "spmv (thread per row)", "float64", "stub", 0.01)
+    doc = report({"rows": n, "nonzeros": 7 * n, "dtype": "float64", "iterations": 99, "converged": True,
+                  "true_relative_residual": 1e-9, "solve_ms": 5.0}, bench([], "", ""))
 elif name == "scanlab-jacobi":
-    doc = {"n": 64, "points": 64 ** 3, "dtype": "float32", "iterations": 500, "converged": True,
-           "time_ms": 20.0, "stencil_gbps": 1500.0, "validation": {"pass": not failing},
-           "bench": {"sweep_ms": 0.02, "rms_diff_ms": 0.01, "sweep_bytes": 2e6, "rms_diff_bytes": 2e6,
-                     "memcpy_gbps": 3000.0}}
+    bench_row("jacobi", "sweep (7-point stencil)", "float32", "stub", 0.02)
+    bench_row("jacobi", "rms_diff of the two buffers", "float32", "stub", 0.01, ceiling="read")
+    doc = report({"n": 64, "points": 64 ** 3, "dtype": "float32", "iterations": 500, "converged": True,
+                  "time_ms": 20.0, "stencil_gbps": 1500.0}, bench([], "", ""))
 else:
     suites = {"scanlab-norms": value("--what", "dot,rms").split(","),
               "scanlab-partition": ["partition", "partition3"]}.get(name, ["x"])
-    doc = {"n": n, "validation": check, "bench": bench(suites, "scanlab", "cub")}
+    read_only = name in ("scanlab-norms", "scanlab-reduce")
+    result = {"n": n}
     if name == "scanlab-compact":
-        doc.update({"count": n // 2, "selectivity": 0.5})
+        result.update({"count": n // 2, "selectivity": 0.5})
+    if name == "scanlab-partition":
+        result["counts"] = {"equal": 1, "greater": n // 2, "less": n // 2 - 1}
+    doc = report(result, bench(suites, "scanlab", "cub", "read" if read_only else "memcpy"))
 
 path = value("--json")
 if path:

@@ -1,9 +1,11 @@
-// GPU smoke tests: the device buffer round trip and the harness timing a copy.
+// GPU smoke tests: the device buffer round trip, the harness timing a copy (samples, clocks)
+// and the read-only ceiling.
 #include "common/bench.hpp"
 #include "common/device_buffer.hpp"
 #include "common/gpu_test.hpp"
 #include "common/test_util.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -58,6 +60,30 @@ TEST_F(gpu_test, HarnessTimesACopy) {
   EXPECT_EQ(back.front(), 0x5a5a5a5a);
   EXPECT_EQ(back.back(), 0x5a5a5a5a);
   EXPECT_GT(harness.memcpy_gbps(), 10.0);
+  // Every run is kept; the statistics are theirs.
+  ASSERT_EQ(t.samples_ms.size(), 10U);
+  EXPECT_EQ(t.min_ms, *std::min_element(t.samples_ms.begin(), t.samples_ms.end()));
+  EXPECT_GE(t.noise, 0.0);
+  EXPECT_EQ(t.warmup, 2);
+  EXPECT_TRUE(t.flush_l2);
+  // NVML, where the driver has it: one reading per run, clocks above zero.
+  if (scanlab::clocks::nvml_available()) {
+    EXPECT_EQ(t.clocks.samples.size(), 10U);
+    EXPECT_GT(t.clocks.samples.front().sm_mhz, 0U);
+    EXPECT_TRUE(scanlab::clocks::driver_version().has_value());
+  } else {
+    EXPECT_TRUE(t.clocks.samples.empty());
+  }
+}
+
+TEST_F(gpu_test, ReadCeilingIsMeasured) {
+  scanlab::bench::harness harness({.warmup = 1, .repeat = 10});
+  const double read = harness.read_gbps();
+  const double copy = harness.memcpy_gbps();
+  EXPECT_GT(read, 10.0);
+  // Reading alone is never slower than a copy that also writes, by more than the noise.
+  EXPECT_GT(read, 0.8 * copy);
+  EXPECT_EQ(harness.read_gbps(), read);  // measured once per process
 }
 
 }  // namespace

@@ -4,8 +4,9 @@
 #             report (synthetic_app.json): report.md and the PNGs it names appear, each PNG is
 #             a real image, the same input gives the same bytes, and an earlier report is
 #             replaced without leftovers
-#   BadInput  invalid JSON, a row without a field, a destination that is not a report, no
-#             arguments: one line on stderr, the right exit status, nothing written
+#   BadInput  invalid JSON, a row without a field, a file that is not an app report
+#             (docs/json-schema.md), a destination that is not a report, no arguments: one
+#             line on stderr, the right exit status, nothing written
 # Exit 77 (CTest's SKIP_RETURN_CODE) where no python3 has matplotlib.
 set -uo pipefail
 case_name="$1" tool="$2" repo="$3"
@@ -59,8 +60,8 @@ for f in on_disk:
         problems.append(f"{f} is not a PNG of a plot ({len(data)} bytes)")
 for path in inputs:
     doc = json.load(open(path))
-    bench = doc if "results" in doc else doc["bench"]
-    rows = bench["results"]
+    bench = doc["bench"]
+    rows = bench["rows"]
     suites = list(dict.fromkeys(r["suite"] for r in rows))
     stem = os.path.splitext(os.path.basename(path))[0]
     if f"`{path}`" not in md:
@@ -76,8 +77,9 @@ for path in inputs:
             problems.append(f"no GB/s-against-n plot for {s} of {path}")
         if len(sr) > 30 and f"All {len(sr)} rows" not in md:
             problems.append(f"report.md does not list all {len(sr)} rows of {s}")
-    if bench.get("memcpy_gbps") and f"memcpy ceiling" not in md and "% of memcpy" not in md:
-        problems.append("no memcpy figure")
+    for ceiling in sorted({r["ceiling"] for r in rows if r["pct_of_ceiling"] is not None}):
+        if f"% {ceiling} |" not in md:  # each row names the ceiling it is compared with
+            problems.append(f"no row of {path} is shown against its {ceiling} ceiling")
 if "GB/s per dataset" not in md:
     problems.append("no bars per dataset for the app report")
 for p in problems:
@@ -105,13 +107,18 @@ PY
     expect_error 1 "scanlab-report: error:" "broken.json:2:" "not valid JSON"
     [[ -e $tmp/out ]] && fail "a report folder was written for invalid JSON"
 
-    echo '{"memcpy_gbps": 3000, "results": [{"suite": "scan", "type": "int32", "n": 1024, "median_ms": 0.01, "gbps": 1}]}' >"$tmp/no_variant.json"
+    echo '{"schema": "scanlab-app-report", "schema_version": 1, "bench": {"ceilings": {"memcpy_gbps": 3000}, "rows": [{"suite": "scan", "type": "int32", "n": 1024, "median_ms": 0.01, "gbps": 1}]}}' >"$tmp/no_variant.json"
     run "$tmp/no_variant.json" -o "$tmp/out"
-    expect_error 1 "no_variant.json: results[0]" "'variant'"
+    expect_error 1 "no_variant.json: bench.rows[0]" "'variant'"
 
-    echo '{"device": {}}' >"$tmp/no_results.json"
+    echo '{"schema": "scanlab-app-report", "schema_version": 1, "bench": null}' >"$tmp/no_results.json"
     run "$tmp/no_results.json" -o "$tmp/out"
     expect_error 1 "no_results.json: no benchmark results"
+
+    # Only app reports are read: the shape before schema 1 (a bare "results" list) is refused.
+    echo '{"memcpy_gbps": 3000, "results": []}' >"$tmp/old_shape.json"
+    run "$tmp/old_shape.json" -o "$tmp/out"
+    expect_error 1 "old_shape.json: not a scanlab-app-report"
 
     run "$tmp/does_not_exist.json" -o "$tmp/out"
     expect_error 1 "does_not_exist.json: cannot read"
