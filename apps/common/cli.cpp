@@ -76,7 +76,7 @@ app::app(std::string name, std::string description, defaults d, bool dataset_opt
   parser_.add_option("--markdown", o.markdown, "With --bench: also write the benchmark table as Markdown here");
   parser_.add_flag("-v,--verbose", o.verbose, "More log output");
   parser_.add_flag("-q,--quiet", o.quiet, "Only errors and the result");
-  parser_.footer("Exit codes: 0 success, 1 error, 2 bad command line, 3 no usable GPU.");
+  footer("", "");
 }
 
 void app::add_dataset_options() {
@@ -106,6 +106,11 @@ void app::add_dataset_options() {
              "With --bench: all (default: also the teaching and tuning variants and other libraries) or "
              "production (scanlab's production path and CUB only: the quick comparison)")
       ->check(CLI::IsMember({"all", "production"}));
+}
+
+void app::footer(const std::string& notes, const std::string& also_errors) {
+  parser_.footer(notes + (notes.empty() ? "" : "\n") + "Exit codes: 0 success, 1 error" +
+                 (also_errors.empty() ? "" : " (also: " + also_errors + ")") + ", 2 bad command line, 3 no usable GPU.");
 }
 
 int app::run(int argc, char** argv, const std::function<int()>& body) {

@@ -77,6 +77,10 @@ class app {
   app(std::string name, std::string description, defaults d = {}, bool dataset_options = true);
 
   [[nodiscard]] CLI::App& parser() { return parser_; }
+
+  // The --help footer: `notes` (may be empty), then the exit codes, naming what else makes a
+  // run exit 1.
+  void footer(const std::string& notes, const std::string& also_errors = "a validation failed");
   [[nodiscard]] common_options& options() { return options_; }
   [[nodiscard]] const std::string& name() const { return name_; }
 

@@ -126,9 +126,9 @@ int main(int argc, char** argv) {
   parser.add_option("--indices", indices_path, "Also write the kept elements' input positions here (int64 .npy)");
   parser.add_flag("--tune", tune, "With --bench: also time the production kernel's variants (launch modes; "
                                   "tile shapes for uint32 with --gt/--lt/--between/--finite)");
-  parser.footer(
-      "Give one predicate (none: --nonzero). -o writes the kept values in the input's dtype.\n"
-      "Exit codes: 0 success, 1 error (also: a validation failed), 2 bad command line, 3 no usable GPU.");
+  app.footer(
+      "Give one predicate (none: --nonzero). -o writes the kept values in the input's dtype.",
+      "a validation failed");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();

@@ -70,6 +70,10 @@ def plan(data, quick):
         Step("reduce_uint8", "scanlab-reduce", "reduce sum", "uniform", ["--n", n, "--dtype", "uint8"]),
         Step("reduce_ecg_adc", "scanlab-reduce", "reduce max", "ECG (ADC counts)", ["-i", adc, "--op", "max"],
              [adc]),
+        # The scan app on data: int32 prefix sums into int64 (np.cumsum's rule); the ECG's
+        # running integral.
+        Step("scan_int32", "scanlab-scan", "scan sum", "uniform", ["--n", n, "--dtype", "int32"]),
+        Step("scan_ecg", "scanlab-scan", "scan sum", "ECG (mV), running integral", ["-i", ecg], [ecg]),
         # Norms: generated, and the RMS of a real signal.
         Step("norms_uniform", "scanlab-norms", "norms", "uniform [0,1)", ["--n", n, "--what", "dot,rms"],
              by_suite=True),

@@ -135,11 +135,11 @@ int main(int argc, char** argv) {
   parser.add_flag("--final", final_only, "Only the final state of each sequence (written with -o, shape [batch])");
   parser.add_option("--a-range", a_range_text, "Generated a: uniform in LO,HI")->capture_default_str();
   parser.add_flag("--tune", variants, "With --bench: also time scanlab's tuning variants (float32, (a, b), row-major)");
-  parser.footer(
-      "-o writes x as .npy (or .bin, .txt) in the inputs' shape. --n is the length of each generated sequence.\n"
-      "Other dtypes are converted to float32. a[i] == 0 resets the sequence: x[i] = b[i] whatever came before.\n"
-      "Exit codes: 0 success, 1 error (also: operand shapes differ, a validation failed), 2 bad command line, "
-      "3 no usable GPU.");
+  app.footer(
+      "-o writes x as .npy (or .bin, .txt) in the inputs' shape. --n is the length of each generated "
+      "sequence.\nOther dtypes are converted to float32. a[i] == 0 resets the sequence: x[i] = b[i] "
+      "whatever came before.",
+      "operand shapes differ, a validation failed");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();

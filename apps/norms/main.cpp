@@ -138,10 +138,10 @@ int main(int argc, char** argv) {
                     "Accumulator for float32 data: native (float32) or double (float64 data always uses double)")
       ->check(CLI::IsMember({"native", "double"}))
       ->capture_default_str();
-  parser.footer(
-      "Other dtypes are converted to float32. n = 0 gives dot = sum-squares = l2 = 0 and rms = rms-diff = NaN.\n"
-      "Exit codes: 0 success, 1 error (also: lengths differ, a validation failed), 2 bad command line, "
-      "3 no usable GPU.");
+  app.footer(
+      "Other dtypes are converted to float32. n = 0 gives dot = sum-squares = l2 = 0 and rms = "
+      "rms-diff = NaN.",
+      "lengths differ, a validation failed");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();

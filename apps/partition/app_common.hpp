@@ -1,5 +1,5 @@
-// What scanlab-partition and scanlab-quicksort share on the host: the type dispatch and the
-// validation table.
+// What scanlab-partition and scanlab-quicksort (apps/quicksort) share on the host: the type
+// dispatch and the validation table.
 #pragma once
 
 #include "partition/partition_gpu.hpp"

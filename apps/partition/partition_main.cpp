@@ -99,10 +99,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({2, 3}))
       ->capture_default_str();
   parser.add_flag("--stable", stable, "Keep the last part in input order too (one more pass over that part)");
-  parser.footer(
-      "Data types: int32, uint32, int64, float32, float64. Floats: NaNs count as greater than every number.\n"
-      "Without --stable the last part (two-way: the rest, three-way: greater) is in REVERSE input order.\n"
-      "Exit codes: 0 success, 1 error (also: a validation failed), 2 bad command line, 3 no usable GPU.");
+  app.footer(
+      "Data types: int32, uint32, int64, float32, float64. Floats: NaNs count as greater than every "
+      "number.\nWithout --stable the last part (two-way: the rest, three-way: greater) is in REVERSE "
+      "input order.",
+      "a validation failed");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();

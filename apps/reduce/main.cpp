@@ -161,11 +161,12 @@ int main(int argc, char** argv) {
                     "Segment boundaries (integers, non-decreasing, within [0, n]): one result per segment "
                     "x[o[s], o[s + 1]); an empty segment gives the initial value")
       ->check(CLI::ExistingFile);
-  parser.footer(
-      "Result types follow NumPy's np.sum/np.prod: integer sums and products in int64 (signed data) or uint64 "
-      "(unsigned data), wrapping on overflow; floats in their own type; min and max in the data's type, a NaN "
-      "anywhere giving NaN. -o writes the result as an array (one element, or one per segment).\n"
-      "Exit codes: 0 success, 1 error (also: a validation failed), 2 bad command line, 3 no usable GPU.");
+  app.footer(
+      "Result types follow NumPy's np.sum/np.prod: integer sums and products in int64 (signed data) "
+      "or uint64 (unsigned data), wrapping on overflow; floats in their own type; min and max in the "
+      "data's type, a NaN anywhere giving NaN. -o writes the result as an array (one element, or one "
+      "per segment).",
+      "a validation failed");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();

@@ -193,11 +193,12 @@ int main(int argc, char** argv) {
                   "Segment boundaries (integers, non-decreasing, within [0, n]): the scan restarts at every offset")
       ->check(CLI::ExistingFile)
       ->excludes(keys_option);
-  parser.footer(
-      "Result types follow NumPy's np.cumsum/np.cumprod: integer sums and products in int64 (signed data) or "
-      "uint64 (unsigned data), wrapping on overflow; floats in their own type; min and max in the data's type, "
-      "NaN-aware. -o writes the n results as a 1-D array (a 2-D input is scanned in C order).\n"
-      "Exit codes: 0 success, 1 error (also: a validation failed), 2 bad command line, 3 no usable GPU.");
+  app.footer(
+      "Result types follow NumPy's np.cumsum/np.cumprod: integer sums and products in int64 (signed "
+      "data) or uint64 (unsigned data), wrapping on overflow; floats in their own type; min and max "
+      "in the data's type, NaN-aware. -o writes the n results as a 1-D array (a 2-D input is scanned "
+      "in C order).",
+      "a validation failed");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();

@@ -44,7 +44,7 @@ std::vector<K> segment_ids(std::span<const std::int64_t> offsets, std::int64_t n
   K id = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     bool boundary = false;
-    while (next < offsets.size() && offsets[next] <= i) boundary = boundary || offsets[next++] == i;
+    for (; next < offsets.size() && offsets[next] <= i; ++next) boundary = boundary || offsets[next] == i;
     if (boundary && i > 0) ++id;
     ids[static_cast<std::size_t>(i)] = id;
   }

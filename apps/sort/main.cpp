@@ -110,11 +110,11 @@ int main(int argc, char** argv) {
   parser.add_option("--dists", dists_text,
                     "With --bench: generate and time each of these distributions (comma-separated, or all = "
                     "uniform,entropy-reduced,sorted,few-unique,constant,zipf) with --n, --dtype, --seed");
-  parser.footer(
-      "Order: stable; floats: -0.0 and +0.0 are equal keys (input order kept), NaNs come last in both orders, in "
-      "input order. A bit range [--begin-bit, --end-bit) selects bits of the key's ordered bits (the key itself "
-      "for unsigned types, sign bit flipped for signed ones).\n"
-      "Exit codes: 0 success, 1 error (also: a validation failed), 2 bad command line, 3 no usable GPU.");
+  app.footer(
+      "Order: stable; floats: -0.0 and +0.0 are equal keys (input order kept), NaNs come last in both "
+      "orders, in input order. A bit range [--begin-bit, --end-bit) selects bits of the key's ordered "
+      "bits (the key itself for unsigned types, sign bit flipped for signed ones).",
+      "a validation failed");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();

@@ -24,7 +24,7 @@ fail() { echo "FAIL: $*"; status=1; }
 # The fake bin folder and data folder (every dataset but lund_a.mtx).
 bin="$tmp/bin" data="$tmp/data"
 mkdir -p "$bin" "$data/sounds" "$data/matrices"
-for app in scanlab-bench scanlab-reduce scanlab-norms scanlab-compact scanlab-partition scanlab-quicksort scanlab-sort \
+for app in scanlab-bench scanlab-reduce scanlab-scan scanlab-norms scanlab-compact scanlab-partition scanlab-quicksort scanlab-sort \
            scanlab-linrec scanlab-cg scanlab-jacobi scanlab-report; do
   cp "$here/stub_app.py" "$bin/$app" && chmod +x "$bin/$app"
 done

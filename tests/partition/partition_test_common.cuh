@@ -14,7 +14,7 @@
 #include "common/device_buffer.hpp"
 #include "common/gpu_test.hpp"
 #include "common/test_util.hpp"
-#include "partition/quicksort_adversary.hpp"
+#include "quicksort/quicksort_adversary.hpp"
 
 #include <scanlab/algorithms/partition.cuh>
 #include <scanlab/algorithms/quicksort.cuh>
@@ -534,7 +534,7 @@ void quicksort_fallback_test(bool pairs) {
 template <class T>
 std::vector<T> adversary_data(std::int64_t n, std::uint64_t seed) {
   const std::vector<T> keys = make_data<T>(pattern::random, n, seed);
-  return scanlab::partition_app::quicksort_adversary::arrange<T>(keys, host_less<T>);
+  return scanlab::quicksort_app::adversary::arrange<T>(keys, host_less<T>);
 }
 
 // Hostile inputs take at most 2x + 2 the partition levels of random keys (the level budget
@@ -591,7 +591,7 @@ void fixed_sampler_adversary_test() {
   const std::int64_t leaf = leaf_of<T>(false);
   if (n <= leaf) GTEST_SKIP() << "SCANLAB_TEST_MAX_N leaves no partition level to test";
   const auto keys = adversary_data<T>(n, seed);
-  const std::int64_t planned = scanlab::partition_app::quicksort_adversary::planned_levels(n, leaf);
+  const std::int64_t planned = scanlab::quicksort_app::adversary::planned_levels(n, leaf);
   scanlab::quicksort_profile before;
   sort_case<T>(keys, {.profile = &before, .level_budget = 1 << 30, .fixed_sampling = true}, false, false,
                "fixed sampler, no budget");

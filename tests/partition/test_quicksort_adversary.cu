@@ -1,4 +1,4 @@
-// The adversary of the quicksort's fixed sampler (apps/partition/quicksort_adversary.hpp), on
+// The adversary of the quicksort's fixed sampler (apps/quicksort/quicksort_adversary.hpp), on
 // the CPU: through a host emulation of the partition levels with the library's own sampler,
 // it takes the levels its construction plans against the fixed sampler (salt 0: the sampler
 // of the first versions), and no more than random keys against the seeded one. Runs without
@@ -7,7 +7,7 @@
 #include "partition/quicksort_emulation.cuh"
 
 #include "common/test_util.hpp"
-#include "partition/quicksort_adversary.hpp"
+#include "quicksort/quicksort_adversary.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 
 namespace {
 
-namespace adversary = scanlab::partition_app::quicksort_adversary;
+namespace adversary = scanlab::quicksort_app::adversary;
 using scanlab::test::partition::emulate_quicksort_levels;
 
 const auto less = [](std::uint32_t a, std::uint32_t b) { return a < b; };

@@ -80,7 +80,8 @@ case "$case_name" in
       [[ -n ${SCAN_APP_TEST_LOG:-} ]] && echo "$label: $((SECONDS - start)) s" >> "$SCAN_APP_TEST_LOG"
       rm -f "$tmp/r.npy"
     }
-    for dtype in uint8 int8 uint16 int16 uint32 int32 uint64 int64 float32 float64; do
+    # SCAN_APP_TEST_DTYPES: a subset of the dtypes (to run shards side by side)
+    for dtype in ${SCAN_APP_TEST_DTYPES:-uint8 int8 uint16 int16 uint32 int32 uint64 int64 float32 float64}; do
       for op in sum prod min max; do
         g=(--generate normal --dtype $dtype --op $op)
         sizes=$n; [[ $op == sum ]] && sizes="0 1 $n"

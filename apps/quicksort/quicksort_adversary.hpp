@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-namespace scanlab::partition_app::quicksort_adversary {
+namespace scanlab::quicksort_app::adversary {
 
 // The fixed sampler's constants (quicksort_kernels.cuh: pivot_samples, samples_per_pivot).
 inline constexpr std::int64_t samples = 512;
@@ -168,4 +168,4 @@ std::vector<T> arrange(std::span<const T> keys, Less less) {
   return out;
 }
 
-}  // namespace scanlab::partition_app::quicksort_adversary
+}  // namespace scanlab::quicksort_app::adversary

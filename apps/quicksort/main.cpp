@@ -10,9 +10,10 @@
 //                                                    a user-defined order (largest |x| first)
 //   scanlab-quicksort --n 2^20 --adversary --save-input adversary.npy
 //                                                    the input that defeated the fixed sampler
+#include "quicksort/quicksort_adversary.hpp"
+#include "quicksort/quicksort_gpu.hpp"
+
 #include "partition/app_common.hpp"
-#include "partition/partition_gpu.hpp"
-#include "partition/quicksort_adversary.hpp"
 
 #include "common/bench_report.hpp"
 #include "common/cli.hpp"
@@ -32,7 +33,8 @@
 
 namespace {
 namespace io = scanlab::io;
-namespace pa = scanlab::partition_app;
+namespace pa = scanlab::partition_app;  // the element types and the report helpers it shares
+namespace qa = scanlab::quicksort_app;
 
 // The sort's order on the host: NaNs last.
 template <class T>
@@ -46,7 +48,7 @@ bool nan_last_less(const T& a, const T& b) {
 // data's keys rearranged as the adversary of the fixed sampler (quicksort_adversary.hpp).
 io::host_array adversary_of(const io::host_array& data) {
   return pa::visit_supported(data.type(), [&]<class T>() {
-    const std::vector<T> keys = pa::quicksort_adversary::arrange<T>(data.as<T>(), nan_last_less<T>);
+    const std::vector<T> keys = qa::adversary::arrange<T>(data.as<T>(), nan_last_less<T>);
     io::host_array out(data.type(), {data.size()});
     std::copy(keys.begin(), keys.end(), out.as<T>().begin());
     return out;
@@ -104,12 +106,12 @@ int main(int argc, char** argv) {
   parser.add_flag("--fixed-sampling", fixed_sampling,
                   "Sample positions a fixed function of the segment, as the first versions did (with --adversary "
                   "and --level-budget 1000000000: the old worst case)");
-  parser.footer(
-      "Data types: int32, uint32, int64, float32, float64; floats sort with every NaN last.\n"
-      "'vs CUB' is CUB DeviceMergeSort's time over the quicksort's, with the same comparator.\n"
-      "The sort is not stable: the values of equal keys (with --pairs) come out in an order that may differ\n"
-      "from run to run (the pivots are sampled with a fresh seed per call) unless --sort-seed is given.\n"
-      "Exit codes: 0 success, 1 error (also: a validation failed), 2 bad command line, 3 no usable GPU.");
+  app.footer(
+      "Data types: int32, uint32, int64, float32, float64; floats sort with every NaN last.\n'vs CUB' "
+      "is CUB DeviceMergeSort's time over the quicksort's, with the same comparator.\nThe sort is not "
+      "stable: the values of equal keys (with --pairs) come out in an order that may differ\nfrom run "
+      "to run (the pivots are sampled with a fresh seed per call) unless --sort-seed is given.",
+      "a validation failed");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();
@@ -132,7 +134,7 @@ int main(int argc, char** argv) {
       if (leaf > 0 && leaf < sort_leaf) sort_leaf = std::max<std::int64_t>(leaf, 2);
       spdlog::info("input rearranged as the fixed sampler's adversary: {} partition levels with --fixed-sampling "
                    "and no level budget",
-                   pa::quicksort_adversary::planned_levels(data.size(), sort_leaf));
+                   qa::adversary::planned_levels(data.size(), sort_leaf));
     }
     if (!save_input_path.empty()) {
       io::write_dataset(save_input_path, data);
@@ -140,9 +142,9 @@ int main(int argc, char** argv) {
     }
 
     app.select_device();
-    pa::sort_request request;
+    qa::sort_request request;
     request.pairs = pairs;
-    request.order = order == "abs-desc" ? pa::sort_order::abs_descending : pa::sort_order::ascending;
+    request.order = order == "abs-desc" ? qa::sort_order::abs_descending : qa::sort_order::ascending;
     request.validate = o.validate;
     request.bench = o.bench;
     request.cpu_bench = cpu;
@@ -157,10 +159,10 @@ int main(int argc, char** argv) {
     if (o.validate) spdlog::info("validating against std::sort and CUB (the CPU sort takes a while for large n)");
     if (o.bench) {
       spdlog::info("benchmarking against CUB merge sort{} ({} runs each)",
-                   request.order == pa::sort_order::ascending ? ", CUB radix sort and thrust::sort" : "", o.repeat);
+                   request.order == qa::sort_order::ascending ? ", CUB radix sort and thrust::sort" : "", o.repeat);
     }
-    const pa::sort_report report =
-        pa::visit_supported(data.type(), [&]<class T>() { return pa::run_quicksort<T>(data, request); });
+    const qa::sort_report report =
+        pa::visit_supported(data.type(), [&]<class T>() { return qa::run_quicksort<T>(data, request); });
 
     scanlab::app_report out = app.new_report();
     nlohmann::json& json = out.result();

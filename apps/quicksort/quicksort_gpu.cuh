@@ -3,7 +3,7 @@
 // once per key type by quicksort_gpu_<type>.cu.
 #pragma once
 
-#include "partition/partition_gpu.hpp"
+#include "quicksort/quicksort_gpu.hpp"
 
 #include "common/device_buffer.hpp"
 
@@ -27,7 +27,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace scanlab::partition_app {
+namespace scanlab::quicksort_app {
 
 // --order abs-desc: descending by absolute value, NaNs last (-x and x are equivalent). A
 // user-defined comparator: what a comparison sort offers and a radix sort cannot.
@@ -352,4 +352,4 @@ sort_report run_quicksort(const io::host_array& data, const sort_request& reques
   return run_quicksort_in<T>(data, request, scanlab::nan_last_less{});
 }
 
-}  // namespace scanlab::partition_app
+}  // namespace scanlab::quicksort_app
