@@ -108,6 +108,12 @@ void app::add_dataset_options() {
       ->check(CLI::IsMember({"all", "production"}));
 }
 
+void app::add_op_option() {
+  std::vector<std::string> names;
+  for (const ops::op_id op : ops::all) names.emplace_back(ops::name(op));
+  parser_.add_option("--op", op_text_, "sum, prod, min or max")->check(CLI::IsMember(names))->capture_default_str();
+}
+
 void app::footer(const std::string& notes, const std::string& also_errors) {
   parser_.footer(notes + (notes.empty() ? "" : "\n") + "Exit codes: 0 success, 1 error" +
                  (also_errors.empty() ? "" : " (also: " + also_errors + ")") + ", 2 bad command line, 3 no usable GPU.");

@@ -21,6 +21,7 @@
 
 #include "common/array.hpp"
 #include "common/generate.hpp"
+#include "common/operators.hpp"
 #include "common/report.hpp"
 
 #include <CLI/CLI.hpp>
@@ -78,6 +79,11 @@ class app {
 
   [[nodiscard]] CLI::App& parser() { return parser_; }
 
+  // --op sum|prod|min|max (default sum; common/operators.hpp), for the apps that take an
+  // operator; the chosen one after parsing: op().
+  void add_op_option();
+  [[nodiscard]] ops::op_id op() const { return *ops::parse(op_text_); }
+
   // The --help footer: `notes` (may be empty), then the exit codes, naming what else makes a
   // run exit 1.
   void footer(const std::string& notes, const std::string& also_errors = "a validation failed");
@@ -121,6 +127,7 @@ class app {
   std::string name_;
   defaults defaults_;
   common_options options_;
+  std::string op_text_ = "sum";  // add_op_option()
   std::string count_text_;
   std::string generate_text_;
   std::vector<std::string> command_line_;

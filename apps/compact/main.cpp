@@ -127,8 +127,7 @@ int main(int argc, char** argv) {
   parser.add_flag("--tune", tune, "With --bench: also time the production kernel's variants (launch modes; "
                                   "tile shapes for uint32 with --gt/--lt/--between/--finite)");
   app.footer(
-      "Give one predicate (none: --nonzero). -o writes the kept values in the input's dtype.",
-      "a validation failed");
+      "Give one predicate (none: --nonzero). -o writes the kept values in the input's dtype.");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();

@@ -102,8 +102,7 @@ int main(int argc, char** argv) {
   app.footer(
       "Data types: int32, uint32, int64, float32, float64. Floats: NaNs count as greater than every "
       "number.\nWithout --stable the last part (two-way: the rest, three-way: greater) is in REVERSE "
-      "input order.",
-      "a validation failed");
+      "input order.");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();

@@ -146,14 +146,9 @@ int main(int argc, char** argv) {
                         "(--offsets), checked against a CPU reference and CUB (--validate) and timed against CUB "
                         "(--bench).");
   CLI::App& parser = app.parser();
-  std::string op_text = "sum";
   std::string init_text;
   std::string offsets_path;
-  std::vector<std::string> op_names;
-  for (const reduce_op op : scanlab::reduce_app::all_ops) op_names.emplace_back(scanlab::reduce_app::name(op));
-  parser.add_option("--op", op_text, "sum, prod, min or max")
-      ->check(CLI::IsMember(op_names))
-      ->capture_default_str();
+  app.add_op_option();
   parser.add_option("--init", init_text,
                     "Initial value, in the result's type (default: the operator's identity: 0, 1, +inf or the "
                     "type's largest value, -inf or its lowest)");
@@ -165,15 +160,12 @@ int main(int argc, char** argv) {
       "Result types follow NumPy's np.sum/np.prod: integer sums and products in int64 (signed data) "
       "or uint64 (unsigned data), wrapping on overflow; floats in their own type; min and max in the "
       "data's type, a NaN anywhere giving NaN. -o writes the result as an array (one element, or one "
-      "per segment).",
-      "a validation failed");
+      "per segment).");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();
-    reduce_op op = reduce_op::sum;
-    for (const reduce_op candidate : scanlab::reduce_app::all_ops) {
-      if (op_text == scanlab::reduce_app::name(candidate)) op = candidate;
-    }
+    const reduce_op op = app.op();
+    const std::string op_text(scanlab::ops::name(op));
     // Inputs first: a bad file, offset or initial value is reported before the GPU is touched.
     const io::host_array x = app.load_input();
     if (x.shape().size() > 1) spdlog::info("the input is {}-D: using its {} elements in C order", x.shape().size(), x.size());

@@ -170,14 +170,11 @@ int main(int argc, char** argv) {
                         "whole or restarting at segment boundaries (--keys, --offsets), checked against a CPU "
                         "reference and CUB (--validate) and timed against CUB (--bench).");
   CLI::App& parser = app.parser();
-  std::string op_text = "sum";
   std::string init_text;
   std::string keys_path;
   std::string offsets_path;
   bool exclusive = false;
-  std::vector<std::string> op_names;
-  for (const op_id op : ops::all) op_names.emplace_back(ops::name(op));
-  parser.add_option("--op", op_text, "sum, prod, min or max")->check(CLI::IsMember(op_names))->capture_default_str();
+  app.add_op_option();
   parser.add_flag("--exclusive", exclusive,
                   "Exclusive scan: item i holds init op x[0] op ... op x[i - 1] (the first item: init)");
   parser.add_option("--init", init_text,
@@ -197,12 +194,12 @@ int main(int argc, char** argv) {
       "Result types follow NumPy's np.cumsum/np.cumprod: integer sums and products in int64 (signed "
       "data) or uint64 (unsigned data), wrapping on overflow; floats in their own type; min and max "
       "in the data's type, NaN-aware. -o writes the n results as a 1-D array (a 2-D input is scanned "
-      "in C order).",
-      "a validation failed");
+      "in C order).");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();
-    const op_id op = *ops::parse(op_text);
+    const op_id op = app.op();
+    const std::string op_text(ops::name(op));
     // Inputs first: a bad file, key, offset or initial value is reported before the GPU is touched.
     const io::host_array x = app.load_input();
     if (x.shape().size() > 1) spdlog::info("the input is {}-D: scanning its {} elements in C order", x.shape().size(), x.size());

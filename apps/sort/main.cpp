@@ -113,8 +113,7 @@ int main(int argc, char** argv) {
   app.footer(
       "Order: stable; floats: -0.0 and +0.0 are equal keys (input order kept), NaNs come last in both "
       "orders, in input order. A bit range [--begin-bit, --end-bit) selects bits of the key's ordered "
-      "bits (the key itself for unsigned types, sign bit flipped for signed ones).",
-      "a validation failed");
+      "bits (the key itself for unsigned types, sign bit flipped for signed ones).");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();
