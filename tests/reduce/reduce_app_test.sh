@@ -11,31 +11,15 @@
 set -uo pipefail
 case_name="$1" bin="$2"
 app="$bin/scanlab-reduce" gen="$bin/scanlab-gen"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-status=0
-fail() { echo "FAIL: $*"; status=1; }
-
-# expect_error EXIT_CODE TEXT ARGS...: the run exits EXIT_CODE with TEXT in its one line.
-expect_error() {
-  local code=$1 text=$2; shift 2
-  "$app" "$@" -o "$tmp/out.npy" > "$tmp/stdout" 2> "$tmp/stderr"
-  local rc=$?
-  [[ $rc == "$code" ]] || fail "$* exited $rc, expected $code: $(cat "$tmp/stderr")"
-  grep -qF -- "$text" "$tmp/stderr" || fail "$*: '$text' not in: $(cat "$tmp/stderr")"
-  [[ ! -e "$tmp/out.npy" ]] || fail "$*: wrote $tmp/out.npy"
-}
-
-# A text file of offsets from a space-separated list (read as int64).
-offsets() { printf '%s\n' $2 > "$tmp/$1.txt"; echo "$tmp/$1.txt"; }
+source "$(dirname "${BASH_SOURCE[0]}")/../common/app_test_lib.sh"
 
 case "$case_name" in
   Errors)
     "$gen" --dist uniform --dtype int32 --n 100 -o "$tmp/x.npy" -q || fail "scanlab-gen"
-    expect_error 1 "lies outside [0, 100]" -i "$tmp/x.npy" --offsets "$(offsets o1 "0 50 101")"
-    expect_error 1 "must not decrease" -i "$tmp/x.npy" --offsets "$(offsets o2 "0 60 50 100")"
-    expect_error 1 "at least 2 are needed" -i "$tmp/x.npy" --offsets "$(offsets o3 "7")"
-    expect_error 1 "lies outside [0, 100]" -i "$tmp/x.npy" --offsets "$(offsets o4 "-1 100")"
+    expect_error 1 "lies outside [0, 100]" -i "$tmp/x.npy" --offsets "$(list o1 "0 50 101")"
+    expect_error 1 "must not decrease" -i "$tmp/x.npy" --offsets "$(list o2 "0 60 50 100")"
+    expect_error 1 "at least 2 are needed" -i "$tmp/x.npy" --offsets "$(list o3 "7")"
+    expect_error 1 "lies outside [0, 100]" -i "$tmp/x.npy" --offsets "$(list o4 "-1 100")"
     printf '0.5\n1\n' > "$tmp/f.txt"
     expect_error 1 "is not an integer" -i "$tmp/x.npy" --offsets "$tmp/f.txt"
     "$gen" --dist uniform --dtype float32 --n 3 -o "$tmp/f.npy" -q || fail "scanlab-gen"
@@ -46,9 +30,7 @@ case "$case_name" in
     expect_error 2 "--op" -i "$tmp/x.npy" --op mean
     ;;
   Validate)
-    "$gen" --dist uniform --dtype int32 --n 10 -o "$tmp/probe.npy" -q || fail "scanlab-gen"
-    "$app" -i "$tmp/probe.npy" -q > /dev/null 2>&1
-    [[ $? == 3 ]] && { echo "SKIP: no usable GPU"; exit 77; }
+    skip_without_gpu
     n=1000003
     for dtype in uint8 int8 uint16 int16 uint32 int32 uint64 int64 float32 float64; do
       for op in sum prod min max; do
@@ -60,7 +42,7 @@ case "$case_name" in
         done
         # segments: empty ones, one ending at n, one spanning most of the input
         "$app" --generate normal --dtype $dtype --n $n --op $op --validate -q \
-          --offsets "$(offsets seg "0 0 1 7 500000 500000 999999 $n $n")" > "$tmp/stdout" 2>&1 ||
+          --offsets "$(list seg "0 0 1 7 500000 500000 999999 $n $n")" > "$tmp/stdout" 2>&1 ||
           fail "$dtype $op segments: $(tail -3 "$tmp/stdout")"
       done
     done

@@ -12,23 +12,8 @@
 set -uo pipefail
 case_name="$1" bin="$2"
 app="$bin/scanlab-scan" gen="$bin/scanlab-gen"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-status=0
-fail() { echo "FAIL: $*"; status=1; }
+source "$(dirname "${BASH_SOURCE[0]}")/../common/app_test_lib.sh"
 
-# expect_error EXIT_CODE TEXT ARGS...: the run exits EXIT_CODE with TEXT in its one line.
-expect_error() {
-  local code=$1 text=$2; shift 2
-  "$app" "$@" -o "$tmp/out.npy" > "$tmp/stdout" 2> "$tmp/stderr"
-  local rc=$?
-  [[ $rc == "$code" ]] || fail "$* exited $rc, expected $code: $(cat "$tmp/stderr")"
-  grep -qF -- "$text" "$tmp/stderr" || fail "$*: '$text' not in: $(cat "$tmp/stderr")"
-  [[ ! -e "$tmp/out.npy" ]] || fail "$*: wrote $tmp/out.npy"
-}
-
-# A text file of integers from a space-separated list (read as int64).
-list() { printf '%s\n' $2 > "$tmp/$1.txt"; echo "$tmp/$1.txt"; }
 # N keys (.npy, int64) in runs whose lengths average RUN (seeded).
 run_keys() {
   python3 - "$tmp/$1.npy" "$2" "$3" <<'PY'
@@ -63,9 +48,7 @@ case "$case_name" in
     expect_error 2 "--op" -i "$tmp/x.npy" --op mean
     ;;
   Validate)
-    "$gen" --dist uniform --dtype int32 --n 10 -o "$tmp/probe.npy" -q || fail "scanlab-gen"
-    "$app" -i "$tmp/probe.npy" -q > /dev/null 2>&1
-    [[ $? == 3 ]] && { echo "SKIP: no usable GPU"; exit 77; }
+    skip_without_gpu
     n=300007
     short=$(run_keys short $n 3) long=$(run_keys long $n 5000)
     "$gen" --dist few-unique --dtype uint8 --n $n -o "$tmp/k8.npy" -q || fail "scanlab-gen keys"
