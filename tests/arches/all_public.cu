@@ -25,6 +25,7 @@
 #include <scanlab/block/block_reduce.cuh>
 #include <scanlab/block/block_scan.cuh>
 #include <scanlab/detail/launch.cuh>
+#include <scanlab/detail/prefetch.cuh>
 #include <scanlab/detail/shuffle.cuh>
 #include <scanlab/detail/util.cuh>
 #include <scanlab/detail/vector_io.cuh>
@@ -45,6 +46,7 @@
 #include <scanlab/ladder/scan_ladder.cuh>
 #include <scanlab/reduce.cuh>
 #include <scanlab/scan.cuh>
+#include <scanlab/segmented_scan.cuh>
 #include <scanlab/tuning.hpp>
 #include <scanlab/warp/warp_reduce.cuh>
 #include <scanlab/warp/warp_scan.cuh>
@@ -105,6 +107,11 @@ cudaError_t device_wide(void* d_temp, std::size_t& bytes, const T* d_in, T* d_ou
   keep(scanlab::exclusive_scan(d_temp, bytes, d_in, d_out, n, T(0), scanlab::maximum{}, stream));
   keep(scanlab::inclusive_sum(d_temp, bytes, d_in, d_out, n, stream));
   keep(scanlab::exclusive_sum(d_temp, bytes, d_in, d_out, n, stream));
+  keep(scanlab::inclusive_scan_init(d_temp, bytes, d_in, d_out, n, T(1), scanlab::plus{}, stream));
+  keep(scanlab::inclusive_scan_by_key(d_temp, bytes, d_in, d_in, d_out, n, scanlab::plus{}, stream));
+  keep(scanlab::exclusive_scan_by_key(d_temp, bytes, d_in, d_in, d_out, n, T(0), scanlab::minimum{}, stream));
+  keep(scanlab::inclusive_segmented_scan_init(d_temp, bytes, d_in, d_out, n, std::int64_t{2}, d_in, T(0),
+                                              scanlab::plus{}, stream));
   keep(scanlab::select_if(d_temp, bytes, d_in, d_out, d_count, n, is_positive{}, stream));
   keep(scanlab::remove_if(d_temp, bytes, d_in, d_out, d_count, n, is_positive{}, stream));
   keep(scanlab::select_flagged(d_temp, bytes, d_in, d_in, d_out, d_count, n, stream));
