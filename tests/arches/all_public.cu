@@ -7,6 +7,7 @@
 // primitives/include/scanlab/ is not included below.
 #include <scanlab/algorithms/linrec.cuh>
 #include <scanlab/algorithms/linrec_kernels.cuh>
+#include <scanlab/algorithms/merge.cuh>
 #include <scanlab/algorithms/norms.cuh>
 #include <scanlab/algorithms/norms_kernels.cuh>
 #include <scanlab/algorithms/partition.cuh>
@@ -130,6 +131,12 @@ cudaError_t device_wide(void* d_temp, std::size_t& bytes, const T* d_in, T* d_ou
   keep(scanlab::radix_sort_keys(d_temp, bytes, d_in, d_out, n, {}, stream));
   keep(scanlab::radix_sort_pairs(d_temp, bytes, d_in, d_out, d_in, d_out2, n, {}, stream));
   keep(scanlab::radix_argsort(d_temp, bytes, d_in, d_count, n, {}, stream, d_out));
+  const std::int64_t run_offsets[] = {0, n / 3, n / 2, n};
+  keep(scanlab::merge_keys(d_temp, bytes, d_in, n / 2, d_in + n / 2, n - n / 2, d_out, stream));
+  keep(scanlab::merge_pairs(d_temp, bytes, d_in, d_in, n / 2, d_in + n / 2, d_in + n / 2, n - n / 2, d_out, d_out2,
+                            stream));
+  keep(scanlab::merge_runs_keys(d_temp, bytes, d_in, run_offsets, d_out, stream));
+  keep(scanlab::merge_runs_pairs(d_temp, bytes, d_in, d_in, run_offsets, d_out, d_out2, stream));
   keep(scanlab::ladder::reduce(scanlab::ladder::rung::warp_shuffle, d_in, d_out, n, T(0), scanlab::plus{}, d_temp,
                                bytes, 256, stream));
   for (const auto rung : scanlab::ladder::all_rungs) {
