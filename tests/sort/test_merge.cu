@@ -449,7 +449,7 @@ TEST_F(merge_arguments, Refused) {
   // The output overlapping an input.
   EXPECT_EQ(pairs(out.data(), av.data(), 100, b.data(), bv.data(), 100, out.data(), out_values.data()),
             cudaErrorInvalidValue);
-  EXPECT_EQ(pairs(a.data(), av.data(), 100, b.data(), out_values.data() + 150, 50, out.data(), out_values.data()),
+  EXPECT_EQ(pairs(a.data(), av.data(), 100, b.data(), out_values.data() + 100, 50, out.data(), out_values.data()),
             cudaErrorInvalidValue);
   // Too little temp storage.
   std::size_t key_bytes = 0;
