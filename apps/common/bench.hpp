@@ -107,7 +107,9 @@ class harness {
   // Runs `work(stream)` warmup + repeat times; each timed run is bracketed by
   // events on the stream (after an L2 flush) and the clocks are read while it is in
   // flight. `work` must only enqueue on the stream it is given (no host
-  // synchronisation inside).
+  // synchronisation inside), unless the job itself needs one, as scanlab-reduce --keys
+  // reads its run count back between two calls: the wait is then timed with the work, and
+  // the clocks are read after it.
   timing time(const std::function<void(cudaStream_t)>& work);
 
   // Device-to-device cudaMemcpy bandwidth (bytes read + written per second, in GB/s),

@@ -4,6 +4,7 @@
 
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 
 namespace scanlab::io {
 
@@ -48,7 +49,7 @@ std::vector<std::int64_t> load_offsets(const std::string& path, std::int64_t n) 
   return {o.begin(), o.end()};
 }
 
-host_array load_keys(const std::string& path, std::int64_t n) {
+key_array load_keys(const std::string& path, std::int64_t n) {
   const host_array file = read_dataset(path, {.type = dtype::i64});
   if (is_float(file.type())) {
     throw std::runtime_error("--keys " + path + ": integer keys expected, not " + std::string(name(file.type())) +
@@ -59,14 +60,44 @@ host_array load_keys(const std::string& path, std::int64_t n) {
                              " values (one key per value)");
   }
   const bool narrow = visit(file.type(), [&]<class K>() { return sizeof(K) <= 4; });
-  if (narrow) return convert(file, dtype::u32, path);  // injective for every integer type of <= 4 bytes
-  return visit(file.type(), [&]<class K>() {
-    host_array bits(dtype::u64, {file.size()});
-    const std::span<const K> k = file.as<K>();
-    const std::span<std::uint64_t> b = bits.as<std::uint64_t>();
-    for (std::size_t i = 0; i < k.size(); ++i) b[i] = static_cast<std::uint64_t>(k[i]);
-    return bits;
+  if (narrow) return {convert(file, dtype::u32, path), file.type()};  // injective for every integer type of <= 4 bytes
+  return {visit(file.type(),
+                [&]<class K>() {
+                  host_array bits(dtype::u64, {file.size()});
+                  const std::span<const K> k = file.as<K>();
+                  const std::span<std::uint64_t> b = bits.as<std::uint64_t>();
+                  for (std::size_t i = 0; i < k.size(); ++i) b[i] = static_cast<std::uint64_t>(k[i]);
+                  return bits;
+                }),
+          file.type()};
+}
+
+host_array keys_as(const host_array& bits, dtype type) {
+  host_array keys(type, {bits.size()});
+  visit(bits.type(), [&]<class B>() {
+    visit(type, [&]<class K>() {
+      if constexpr (std::is_integral_v<K> && std::is_integral_v<B>) {
+        const std::span<const B> b = bits.as<B>();
+        const std::span<K> k = keys.as<K>();
+        for (std::size_t i = 0; i < b.size(); ++i) k[i] = static_cast<K>(b[i]);  // undoes load_keys' cast
+      } else {
+        throw std::logic_error("keys_as: integer keys expected");
+      }
+    });
   });
+  return keys;
+}
+
+std::vector<std::int64_t> run_offsets(const host_array& bits) {
+  std::vector<std::int64_t> offsets{0};
+  visit(bits.type(), [&]<class K>() {
+    const std::span<const K> k = bits.as<K>();
+    for (std::size_t i = 1; i < k.size(); ++i) {
+      if (k[i] != k[i - 1]) offsets.push_back(static_cast<std::int64_t>(i));
+    }
+    if (!k.empty()) offsets.push_back(static_cast<std::int64_t>(k.size()));
+  });
+  return offsets;
 }
 
 }  // namespace scanlab::io

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -36,10 +37,32 @@ host_array parse_value(const std::string& option, const std::string& text, dtype
 // first offending position otherwise.
 std::vector<std::int64_t> load_offsets(const std::string& path, std::int64_t n);
 
+// Segment keys as read from a file: their bit patterns, for equality, and the file's dtype,
+// for writing keys back out (keys_as).
+struct key_array {
+  host_array bits;  // uint32 when the file's integers are 4 bytes or fewer, else uint64
+  dtype type;       // the file's integer dtype
+};
+
 // Segment keys from a file: n integers of any integer dtype (a segment starts wherever the
 // key changes); floats are refused (NaN and -0.0 make float equality a poor segment key).
-// Returned as uint32 when every key fits 32 bits, else as uint64 (bit patterns: equality is
+// The bits are uint32 when every key fits 32 bits, else uint64 (bit patterns: equality is
 // all that matters).
-host_array load_keys(const std::string& path, std::int64_t n);
+key_array load_keys(const std::string& path, std::int64_t n);
+
+// Key bit patterns (uint32 or uint64, as load_keys makes them) as keys of `type` again: each
+// the value the file held.
+host_array keys_as(const host_array& bits, dtype type);
+
+// Where the runs of equal consecutive keys (uint32 or uint64 bits) begin, then n: run r is
+// [offsets[r], offsets[r + 1]); {0} for no keys (no runs).
+std::vector<std::int64_t> run_offsets(const host_array& bits);
+
+// What the dataset apps split their input by: nothing (the whole input), runs of equal keys,
+// or offsets (at most one of the two).
+struct segments {
+  std::optional<host_array> keys;    // bits (load_keys), one per item
+  std::vector<std::int64_t> offsets; // segment boundaries (load_offsets); empty: none
+};
 
 }  // namespace scanlab::io

@@ -1,9 +1,13 @@
 // scanlab-reduce: the sum, product, minimum or maximum of a dataset on the GPU (one value, or
-// one per segment), checked against a CPU reference and CUB, and timed against CUB.
+// one per segment, or one per run of equal keys), checked against a CPU reference and CUB,
+// and timed against CUB.
 //
 //   scanlab-reduce -i x.npy                           the sum (int64 for int32 data, as np.sum)
 //   scanlab-reduce -i x.npy --op max -o m.npy         the maximum, written as a 1-element array
 //   scanlab-reduce -i x.npy --offsets o.npy -o s.npy  one sum per segment x[o[s], o[s + 1])
+//   scanlab-reduce -i x.npy --keys k.npy -o s.npy --keys-out u.npy
+//                                                     one sum per run of equal consecutive keys
+//                                                     (CUB's ReduceByKey), u the key of each run
 //   scanlab-reduce --n 2^28 --dtype float32 --validate --bench
 //
 // Result types (NumPy's np.sum / np.prod): integer sums and products in 64 bits (int64 for
@@ -24,6 +28,7 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -98,11 +103,45 @@ bool agrees(Acc got, const reference<Acc>& want) {
 }
 
 
-// scanlab's values (and CUB's) against the CPU reference, segment by segment.
+// What the results are checked by: the whole input, segments by offsets, or the runs of
+// equal keys that the CPU finds (their offsets and the key of each run).
+struct segmentation {
+  std::vector<std::int64_t> offsets;      // empty: the whole input
+  std::optional<io::key_array> run_keys;  // by key: the key of each run
+};
+
+// The runs of keys `bits` (io::load_keys) as the CPU finds them; `type`: the keys' file dtype.
+segmentation runs_of(const io::host_array& bits, io::dtype type) {
+  segmentation by{io::run_offsets(bits), std::nullopt};
+  const std::int64_t runs = static_cast<std::int64_t>(by.offsets.size()) - 1;
+  io::host_array run_keys(bits.type(), {runs});
+  io::visit(bits.type(), [&]<class K>() {
+    for (std::size_t r = 0; r < static_cast<std::size_t>(runs); ++r) {
+      run_keys.as<K>()[r] = bits.as<K>()[static_cast<std::size_t>(by.offsets[r])];
+    }
+  });
+  by.run_keys = io::key_array{std::move(run_keys), type};
+  return by;
+}
+
+// Where a run's key differs (bit patterns of one type), or -1.
+std::int64_t first_key_difference(const io::host_array& got, const io::host_array& want) {
+  return io::visit(want.type(), [&]<class K>() {
+    for (std::int64_t r = 0; r < want.size(); ++r) {
+      if (got.as<K>()[static_cast<std::size_t>(r)] != want.as<K>()[static_cast<std::size_t>(r)]) return r;
+    }
+    return std::int64_t{-1};
+  });
+}
+
+// scanlab's values (and CUB's) against the CPU reference, segment by segment (by key: the
+// number of runs and each run's key first).
 template <class T, class Acc>
-std::vector<scanlab::check> validate_typed(std::span<const T> xs, const std::vector<std::int64_t>& offsets,
+std::vector<scanlab::check> validate_typed(std::span<const T> xs, const segmentation& by,
                                          const scanlab::reduce_app::gpu_report& report, reduce_op op) {
-  const std::int64_t segments = report.result.size();
+  const std::vector<std::int64_t>& offsets = by.offsets;
+  const std::int64_t segments = offsets.empty() ? 1 : static_cast<std::int64_t>(offsets.size()) - 1;
+  const std::string unit = by.run_keys ? "run" : "segment";
   const Acc init = report.init.as<Acc>()[0];
   std::vector<reference<Acc>> want;
   for (std::int64_t s = 0; s < segments; ++s) {
@@ -111,66 +150,122 @@ std::vector<scanlab::check> validate_typed(std::span<const T> xs, const std::vec
     want.push_back(
         reduce_cpu<T, Acc>(xs.subspan(static_cast<std::size_t>(b), static_cast<std::size_t>(e - b)), op, init));
   }
-  const auto compare = [&](const io::host_array& got, const std::string& who) {
+  const auto compare = [&](const io::host_array& got, const io::host_array* got_keys, const std::string& who) {
+    if (by.run_keys) {
+      if (got.size() != segments || got_keys == nullptr || got_keys->size() != segments) {
+        return scanlab::check{who, false,
+                              "got " + std::to_string(got.size()) + " runs, the CPU reference finds " +
+                                  std::to_string(segments)};
+      }
+      if (const std::int64_t r = first_key_difference(*got_keys, by.run_keys->bits); r >= 0) {
+        return scanlab::check{who, false,
+                              "run " + std::to_string(r) + ": key " +
+                                  io::text_of(io::keys_as(*got_keys, by.run_keys->type), r) +
+                                  ", the CPU reference gives " +
+                                  io::text_of(io::keys_as(by.run_keys->bits, by.run_keys->type), r)};
+      }
+    }
     const std::span<const Acc> g = got.as<Acc>();
     for (std::int64_t s = 0; s < segments; ++s) {
       const auto i = static_cast<std::size_t>(s);
       if (!agrees(g[i], want[i])) {
         return scanlab::check{who, false,
-                            (segments > 1 ? "segment " + std::to_string(s) + ": " : std::string()) + "got " +
-                                io::text_of(got, s) + ", the CPU reference gives " + io::format_value(want[i].value)};
+                              (segments > 1 || by.run_keys ? unit + " " + std::to_string(s) + ": " : std::string()) +
+                                  "got " + io::text_of(got, s) + ", the CPU reference gives " +
+                                  io::format_value(want[i].value)};
       }
     }
+    if (by.run_keys) return scanlab::check{who, true, std::to_string(segments) + " runs agree (count, keys, values)"};
     return scanlab::check{who, true, segments > 1 ? std::to_string(segments) + " segments agree" : "agrees"};
   };
-  std::vector<scanlab::check> checks{compare(report.result, "CPU reference")};
-  if (report.cub) checks.push_back(compare(*report.cub, "CPU reference (" + report.cub_call + "'s result)"));
+  const auto keys_of = [](const std::optional<io::host_array>& keys) { return keys ? &*keys : nullptr; };
+  std::vector<scanlab::check> checks{compare(report.result, keys_of(report.keys), "CPU reference")};
+  if (report.cub) {
+    checks.push_back(compare(*report.cub, keys_of(report.cub_keys), "CPU reference (" + report.cub_call + "'s result)"));
+  }
   return checks;
 }
 
-std::vector<scanlab::check> validate(const io::host_array& x, const std::vector<std::int64_t>& offsets,
+std::vector<scanlab::check> validate(const io::host_array& x, const segmentation& by,
                                    const scanlab::reduce_app::gpu_report& report, reduce_op op) {
   return io::visit(x.type(), [&]<class T>() {
     if (op == reduce_op::min || op == reduce_op::max) {
-      return validate_typed<T, scanlab::reduce_app::result_t<T, reduce_op::max>>(x.as<T>(), offsets, report, op);
+      return validate_typed<T, scanlab::reduce_app::result_t<T, reduce_op::max>>(x.as<T>(), by, report, op);
     }
-    return validate_typed<T, scanlab::reduce_app::result_t<T, reduce_op::sum>>(x.as<T>(), offsets, report, op);
+    return validate_typed<T, scanlab::reduce_app::result_t<T, reduce_op::sum>>(x.as<T>(), by, report, op);
   });
+}
+
+// The first eight values of an array, after `label`: "label: v0 v1 ... v7 ...".
+void print_first(const std::string& label, const io::host_array& values) {
+  std::cout << label << ":";
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(values.size(), 8); ++i) std::cout << ' ' << io::text_of(values, i);
+  std::cout << (values.size() > 8 ? " ...\n" : "\n");
+}
+
+// The values as text, up to 1024 of them (null beyond: see -o).
+nlohmann::json first_values(const io::host_array& values) {
+  if (values.size() > 1024) return nullptr;
+  nlohmann::json texts = nlohmann::json::array();
+  for (std::int64_t i = 0; i < values.size(); ++i) texts.push_back(io::text_of(values, i));
+  return texts;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   scanlab::cli::app app("scanlab-reduce",
-                        "Sum, product, minimum or maximum of a dataset on the GPU, whole or by segments "
-                        "(--offsets), checked against a CPU reference and CUB (--validate) and timed against CUB "
-                        "(--bench).");
+                        "Sum, product, minimum or maximum of a dataset on the GPU, whole, by segments "
+                        "(--offsets) or by runs of equal keys (--keys), checked against a CPU reference and CUB "
+                        "(--validate) and timed against CUB (--bench).");
   CLI::App& parser = app.parser();
   std::string init_text;
   std::string offsets_path;
+  std::string keys_path;
+  std::string keys_out_path;
   app.add_op_option();
   parser.add_option("--init", init_text,
                     "Initial value, in the result's type (default: the operator's identity: 0, 1, +inf or the "
                     "type's largest value, -inf or its lowest)");
-  parser.add_option("--offsets", offsets_path,
-                    "Segment boundaries (integers, non-decreasing, within [0, n]): one result per segment "
-                    "x[o[s], o[s + 1]); an empty segment gives the initial value")
-      ->check(CLI::ExistingFile);
+  auto* offsets_option =
+      parser
+          .add_option("--offsets", offsets_path,
+                      "Segment boundaries (integers, non-decreasing, within [0, n]): one result per segment "
+                      "x[o[s], o[s + 1]); an empty segment gives the initial value")
+          ->check(CLI::ExistingFile);
+  auto* keys_option =
+      parser
+          .add_option("--keys", keys_path,
+                      "Segment keys, one integer per item: one result per run of equal consecutive keys (reduce "
+                      "by key, as CUB's ReduceByKey; the initial value is folded into every run; n = 0: no runs)")
+          ->check(CLI::ExistingFile)
+          ->excludes(offsets_option);
+  parser
+      .add_option("--keys-out", keys_out_path,
+                  "With --keys: writes the key of each run (in the keys' dtype), one per result of -o")
+      ->needs(keys_option);
   app.footer(
       "Result types follow NumPy's np.sum/np.prod: integer sums and products in int64 (signed data) "
       "or uint64 (unsigned data), wrapping on overflow; floats in their own type; min and max in the "
       "data's type, a NaN anywhere giving NaN. -o writes the result as an array (one element, or one "
-      "per segment).");
+      "per segment or run).");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();
     const reduce_op op = app.op();
     const std::string op_text(scanlab::ops::name(op));
-    // Inputs first: a bad file, offset or initial value is reported before the GPU is touched.
+    // Inputs first: a bad file, key, offset or initial value is reported before the GPU is touched.
     const io::host_array x = app.load_input();
     if (x.shape().size() > 1) spdlog::info("the input is {}-D: using its {} elements in C order", x.shape().size(), x.size());
-    std::vector<std::int64_t> offsets;
-    if (!offsets_path.empty()) offsets = io::load_offsets(offsets_path, x.size());
+    io::segments segs;
+    std::optional<io::dtype> key_type;  // --keys: the keys' dtype (--keys-out writes it)
+    if (!keys_path.empty()) {
+      io::key_array keys = io::load_keys(keys_path, x.size());
+      key_type = keys.type;
+      segs.keys = std::move(keys.bits);
+    }
+    if (!offsets_path.empty()) segs.offsets = io::load_offsets(offsets_path, x.size());
+    const std::vector<std::int64_t>& offsets = segs.offsets;
     const io::dtype result_type = scanlab::reduce_app::result_dtype(x.type(), op);
     scanlab::reduce_app::gpu_request request;
     request.op = op;
@@ -182,16 +277,24 @@ int main(int argc, char** argv) {
     request.repeat = o.repeat;
     request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
     spdlog::info("{} of {} x {} ({}){}", op_text, x.size(), io::name(x.type()), io::name(result_type),
-                 offsets.empty() ? "" : ", " + std::to_string(offsets.size() - 1) + " segments");
-    const auto report = scanlab::reduce_app::run_gpu(x, offsets, request);
+                 key_type            ? " by key (" + std::string(io::name(*key_type)) + " keys)"
+                 : offsets.empty() ? ""
+                                   : ", " + std::to_string(offsets.size() - 1) + " segments");
+    const auto report = scanlab::reduce_app::run_gpu(x, segs, request);
 
     const std::int64_t segments = report.result.size();
-    if (offsets.empty()) {
+    std::optional<io::host_array> run_keys;  // by key: scanlab's key of each run, in the keys' dtype
+    if (key_type) {
+      run_keys = io::keys_as(*report.keys, *key_type);
+      print_first(std::to_string(segments) + " runs of equal keys, " + op_text + " of each (" +
+                      std::string(io::name(result_type)) + ")",
+                  report.result);
+      print_first("the key of each run (" + std::string(io::name(*key_type)) + ")", *run_keys);
+    } else if (offsets.empty()) {
       std::cout << op_text << " = " << io::text_of(report.result, 0) << " (" << io::name(result_type) << ")\n";
     } else {
-      std::cout << segments << " segments, " << op_text << " of each (" << io::name(result_type) << "):";
-      for (std::int64_t s = 0; s < std::min<std::int64_t>(segments, 8); ++s) std::cout << ' ' << io::text_of(report.result, s);
-      std::cout << (segments > 8 ? " ...\n" : "\n");
+      print_first(std::to_string(segments) + " segments, " + op_text + " of each (" + std::string(io::name(result_type)) + ")",
+                  report.result);
     }
 
     scanlab::app_report out = app.new_report();
@@ -201,26 +304,36 @@ int main(int argc, char** argv) {
     json["op"] = op_text;
     json["result_dtype"] = io::name(result_type);
     json["segments"] = offsets.empty() ? nlohmann::json(nullptr) : nlohmann::json(segments);
-    json["values"] = nullptr;  // more than 1024 segments: see -o
-    if (segments <= 1024) {
-      nlohmann::json values = nlohmann::json::array();
-      for (std::int64_t s = 0; s < segments; ++s) values.push_back(io::text_of(report.result, s));
-      json["values"] = values;
-    }
+    json["runs"] = key_type ? nlohmann::json(segments) : nlohmann::json(nullptr);
+    json["values"] = first_values(report.result);  // more than 1024 segments or runs: null (see -o)
+    json["keys"] = run_keys ? first_values(*run_keys) : nlohmann::json(nullptr);
+    json["cub_call"] = report.cub_call;
     if (o.validate) {
-      for (auto& c : validate(x, offsets, report, op)) out.add(std::move(c));
+      const segmentation by = key_type ? runs_of(*segs.keys, *key_type) : segmentation{offsets, std::nullopt};
+      for (auto& c : validate(x, by, report, op)) out.add(std::move(c));
       scanlab::print_checks(std::cout, out.checks());
+      if (!report.cub) std::cout << "CUB: not run: " << report.cub_call << "\n";
     }
     if (o.bench) {
       std::cout << '\n';
       scanlab::bench::report bench = app.bench_report(report.rows);
       scanlab::bench::print(std::cout, bench);
-      std::cout << "bytes: the input read once (and the offsets), the results written once.\n";
+      if (key_type) {
+        std::cout << "bytes: the values and keys read once, a result and a key written per run.\n"
+                     "scanlab's reduce by key is two passes, the runs (unique_by_key) and segmented_reduce (a block "
+                     "per run), with the run count read back to the host between them: its time includes that.\n";
+      } else {
+        std::cout << "bytes: the input read once (and the offsets), the results written once.\n";
+      }
       out.set_bench(std::move(bench));
     }
     if (!o.output.empty()) {
       io::write_dataset(o.output, report.result);
       spdlog::info("wrote {} ({} x {})", o.output, segments, io::name(result_type));
+    }
+    if (!keys_out_path.empty()) {
+      io::write_dataset(keys_out_path, *run_keys);
+      spdlog::info("wrote {} ({} x {})", keys_out_path, segments, io::name(*key_type));
     }
     app.write_report(out);
     return out.passed() ? scanlab::cli::exit_ok : scanlab::cli::exit_error;

@@ -3,8 +3,8 @@
 
 namespace scanlab::reduce_app {
 
-gpu_report run_gpu(const io::host_array& x, std::span<const std::int64_t> offsets, const gpu_request& request) {
-  return io::visit(x.type(), [&]<class T>() { return run_typed<T>(x, offsets, request); });
+gpu_report run_gpu(const io::host_array& x, const io::segments& segs, const gpu_request& request) {
+  return io::visit(x.type(), [&]<class T>() { return run_typed<T>(x, segs, request); });
 }
 
 }  // namespace scanlab::reduce_app

@@ -10,6 +10,7 @@
 #include "common/array.hpp"
 #include "common/bench.hpp"
 #include "common/operators.hpp"
+#include "common/values.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -32,28 +33,32 @@ using ops::result_dtype;
 struct gpu_request {
   reduce_op op = reduce_op::sum;
   std::optional<io::host_array> init;  // --init: one value of result_dtype; unset: the op's identity
-  bool compare = false;              // also run CUB (DeviceReduce / DeviceSegmentedReduce)
+  bool compare = false;              // also run CUB (DeviceReduce / DeviceSegmentedReduce / ReduceByKey)
   bool bench = false;                // time scanlab against CUB
   int repeat = 20;
   std::string dataset;               // names the input in benchmark rows
 };
 
 struct gpu_report {
-  io::host_array result;                // scanlab's: one value, or one per segment (result_dtype)
+  io::host_array result;                // scanlab's: one value, or one per segment or run (result_dtype)
   io::host_array init;                  // the initial value used (one value of result_dtype)
-  std::optional<io::host_array> cub;    // CUB's, with compare
-  std::string cub_call;                 // what CUB was asked, e.g. "cub::DeviceReduce::Reduce"
+  std::optional<io::host_array> keys;   // by key: scanlab's key of each run (the keys' bits, uint32 or uint64)
+  std::optional<io::host_array> cub;    // CUB's, with compare (where CUB has the call)
+  std::optional<io::host_array> cub_keys;  // by key: CUB's unique keys, with compare
+  std::string cub_call;                 // what CUB was asked, e.g. "cub::DeviceReduce::Reduce", or why not
   std::vector<bench::result> rows;      // with bench
   double memcpy_gbps = 0;
 };
 
-// x: any dtype, any length (n = 0 gives the initial value). offsets (may be empty): a
-// segmented reduction, segment s = x[offsets[s], offsets[s + 1]) (checked by the caller:
-// non-decreasing, within [0, n]). Needs a selected device.
-gpu_report run_gpu(const io::host_array& x, std::span<const std::int64_t> offsets, const gpu_request& request);
+// x: any dtype, any length. segs: nothing (the whole input: one value, the initial value for
+// n = 0), offsets (segment s = x[offsets[s], offsets[s + 1]), checked by the caller:
+// non-decreasing, within [0, n]) or keys (one result per run of equal consecutive keys, as
+// CUB's ReduceByKey; n keys, checked by the caller; n = 0 gives no runs). Needs a selected
+// device.
+gpu_report run_gpu(const io::host_array& x, const io::segments& segs, const gpu_request& request);
 
 // One dtype's implementation (reduce_gpu_<type>.cu); run_gpu dispatches to it.
 template <class T>
-gpu_report run_typed(const io::host_array& x, std::span<const std::int64_t> offsets, const gpu_request& request);
+gpu_report run_typed(const io::host_array& x, const io::segments& segs, const gpu_request& request);
 
 }  // namespace scanlab::reduce_app

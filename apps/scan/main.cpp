@@ -42,13 +42,7 @@ using ops::op_id;
 std::vector<char> segment_heads(std::int64_t n, const scanlab::scan_app::segments& segs) {
   std::vector<char> heads(static_cast<std::size_t>(n), 0);
   if (n > 0) heads[0] = 1;
-  if (segs.keys) {
-    io::visit(segs.keys->type(), [&]<class K>() {
-      const std::span<const K> k = segs.keys->as<K>();
-      for (std::size_t i = 1; i < k.size(); ++i) heads[i] = k[i] != k[i - 1] ? 1 : 0;
-    });
-  }
-  for (const std::int64_t o : segs.offsets) {
+  for (const std::int64_t o : segs.keys ? io::run_offsets(*segs.keys) : segs.offsets) {
     if (o < n) heads[static_cast<std::size_t>(o)] = 1;
   }
   return heads;
@@ -204,7 +198,7 @@ int main(int argc, char** argv) {
     const io::host_array x = app.load_input();
     if (x.shape().size() > 1) spdlog::info("the input is {}-D: scanning its {} elements in C order", x.shape().size(), x.size());
     scanlab::scan_app::segments segs;
-    if (!keys_path.empty()) segs.keys = io::load_keys(keys_path, x.size());
+    if (!keys_path.empty()) segs.keys = io::load_keys(keys_path, x.size()).bits;
     if (!offsets_path.empty()) segs.offsets = io::load_offsets(offsets_path, x.size());
     const io::dtype result_type = ops::result_dtype(x.type(), op);
     scanlab::scan_app::gpu_request request;

@@ -9,6 +9,7 @@
 #include "common/array.hpp"
 #include "common/bench.hpp"
 #include "common/operators.hpp"
+#include "common/values.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -21,11 +22,8 @@ namespace scanlab::scan_app {
 using ops::op_id;
 
 // What a call scans: the whole input, segments that start where the key changes, or
-// segments given by offsets.
-struct segments {
-  std::optional<io::host_array> keys;  // uint32 or uint64 (io::load_keys), one per item
-  std::vector<std::int64_t> offsets;   // or segment boundaries (io::load_offsets); empty: none
-};
+// segments given by offsets (common/values.hpp).
+using segments = io::segments;
 
 struct gpu_request {
   op_id op = op_id::sum;

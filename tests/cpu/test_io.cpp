@@ -1,4 +1,5 @@
-// Dataset I/O: .npy reading and writing, atomic output, raw binary and text files, convert().
+// Dataset I/O: .npy reading and writing, atomic output, raw binary and text files, convert(),
+// segment keys (load_keys, keys_as, run_offsets).
 // CPU only. Every test works in its own temporary directory, removed afterwards.
 #include <gtest/gtest.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@
 #include "common/file_format.hpp"
 #include "common/npy.hpp"
 #include "common/test_util.hpp"
+#include "common/values.hpp"
 
 namespace fs = std::filesystem;
 using namespace scanlab::io;
@@ -1148,6 +1150,34 @@ TEST(convert, float64_to_float32_range) {
   EXPECT_TRUE(std::isnan(special[2]));
   EXPECT_EQ(special[3], 0.0f);
   EXPECT_EQ(special[4], static_cast<float>(-1e-40));  // a subnormal
+}
+
+// Segment keys: bit patterns of 32 bits for narrow integer files, 64 bits for wide ones,
+// each file's dtype kept so that keys_as gives back the values the file held; run_offsets
+// finds the runs of equal keys.
+TEST_F(io_test, keys_round_trip_and_runs) {
+  write_npy(file("k8.npy"), array_of<std::int8_t>({-1, -1, 5, -128, -128, -128}));
+  const key_array narrow = load_keys(file("k8.npy").string(), 6);
+  EXPECT_EQ(narrow.type, dtype::i8);
+  EXPECT_EQ(narrow.bits.type(), dtype::u32);
+  EXPECT_EQ(values_of<std::int8_t>(keys_as(narrow.bits, narrow.type)),
+            (std::vector<std::int8_t>{-1, -1, 5, -128, -128, -128}));
+  EXPECT_EQ(run_offsets(narrow.bits), (std::vector<std::int64_t>{0, 2, 3, 6}));
+
+  // uint64 keys that differ only above bit 31 are different keys.
+  const std::uint64_t high = std::uint64_t{1} << 32;
+  write_npy(file("k64.npy"), array_of<std::uint64_t>({high, high, 2 * high, 0}));
+  const key_array wide = load_keys(file("k64.npy").string(), 4);
+  EXPECT_EQ(wide.type, dtype::u64);
+  EXPECT_EQ(wide.bits.type(), dtype::u64);
+  EXPECT_EQ(run_offsets(wide.bits), (std::vector<std::int64_t>{0, 2, 3, 4}));
+  EXPECT_EQ(values_of<std::int64_t>(keys_as(array_of<std::uint64_t>({~std::uint64_t{0}}), dtype::i64)),
+            std::vector<std::int64_t>{-1});
+
+  // No keys, no runs; one key, one run.
+  EXPECT_EQ(run_offsets(array_of<std::uint32_t>({})), std::vector<std::int64_t>{0});
+  EXPECT_EQ(run_offsets(array_of<std::uint32_t>({7})), (std::vector<std::int64_t>{0, 1}));
+  EXPECT_THROW((void)load_keys(file("k64.npy").string(), 5), std::runtime_error);
 }
 
 }  // namespace

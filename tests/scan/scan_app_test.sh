@@ -14,25 +14,6 @@ case_name="$1" bin="$2"
 app="$bin/scanlab-scan" gen="$bin/scanlab-gen"
 source "$(dirname "${BASH_SOURCE[0]}")/../common/app_test_lib.sh"
 
-# N keys (.npy, int64) in runs whose lengths average RUN (seeded).
-run_keys() {
-  python3 - "$tmp/$1.npy" "$2" "$3" <<'PY'
-import array, random, sys
-path, n, run = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-rng, k, keys = random.Random(7), 0, array.array("q")
-for i in range(n):
-    k += rng.random() < 1 / run
-    keys.append(k)
-header = "{'descr': '<i8', 'fortran_order': False, 'shape': (%d,), }" % n
-header += " " * (63 - (10 + len(header)) % 64) + "\n"
-with open(path, "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + keys.tobytes())
-PY
-  echo "$tmp/$1.npy"
-}
-# The length of a 1-D .npy file's array (from its header).
-npy_length() { python3 -c 'import ast, sys; h = open(sys.argv[1], "rb").read(4096); print(ast.literal_eval(h[10:10 + int.from_bytes(h[8:10], "little")].decode())["shape"][0])' "$1"; }
-
 case "$case_name" in
   Errors)
     "$gen" --dist uniform --dtype int32 --n 100 -o "$tmp/x.npy" -q || fail "scanlab-gen"

@@ -18,6 +18,7 @@ n=65536
 runs=(
   "reduce|scanlab-reduce --n $n --dtype int32 --validate --bench"
   "reduce_segmented|scanlab-reduce --n $n --dtype float32 --op max --validate --bench --offsets OFFSETS"
+  "reduce_by_key|scanlab-reduce --n 6 --dtype int32 --validate --bench --keys KEYS"
   "scan|scanlab-scan --n $n --dtype int32 --validate --bench"
   "scan_by_offsets|scanlab-scan --n $n --dtype float32 --op max --exclusive --validate --bench --offsets OFFSETS"
   "norms|scanlab-norms --n $n --validate --bench"
@@ -32,11 +33,13 @@ runs=(
   "bench_scan|scanlab-bench scan --sizes 2^16 --types int32 --variants production"
 )
 printf '0\n100\n100\n65536\n' > "$tmp/offsets.txt"
+printf '9\n9\n-1\n7\n7\n7\n' > "$tmp/keys.txt"
 
 first=1
 for entry in "${runs[@]}"; do
   name="${entry%%|*}" cmd="${entry#*|}"
   cmd="${cmd/OFFSETS/$tmp/offsets.txt}"
+  cmd="${cmd/KEYS/$tmp/keys.txt}"
   # shellcheck disable=SC2086
   "$bin"/$cmd --repeat 10 --json "$tmp/$name.json" -q >"$tmp/$name.log" 2>&1
   rc=$?

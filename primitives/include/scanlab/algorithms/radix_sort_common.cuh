@@ -191,27 +191,6 @@ struct ping_pong {
   [[nodiscard]] const T* source(int pass) const { return pass == 0 ? input : destination(pass - 1); }
 };
 
-// Temp storage carved into 256-byte aligned slices. Sizing and carving run the same code,
-// so the size asked for is the size used.
-class temp_carver {
- public:
-  // base: the caller's temp pointer (any alignment), or null while sizing.
-  explicit temp_carver(void* base)
-      : base_(base == nullptr ? nullptr
-                              : reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(base)))) {}
-
-  template <class T>
-  T* take(std::size_t count) {
-    T* slice = base_ == nullptr ? nullptr : reinterpret_cast<T*>(base_ + used_);
-    used_ += detail::align_up(count * sizeof(T));
-    return slice;
-  }
-  // Bytes the caller must provide: what was taken plus the alignment slack.
-  [[nodiscard]] std::size_t bytes() const { return used_ + 256; }
-
- private:
-  unsigned char* base_;
-  std::size_t used_ = 0;
-};
+using detail::temp_carver;  // scanlab/detail/util.cuh
 
 }  // namespace scanlab::radix_sort_detail

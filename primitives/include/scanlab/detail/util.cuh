@@ -41,4 +41,27 @@ __host__ __device__ constexpr std::size_t align_up(std::size_t bytes, std::size_
   return std::nullopt;
 }
 
+// Temp storage carved into 256-byte aligned slices. Sizing and carving run the same code,
+// so the size asked for is the size used (radix sort; apps that keep one workspace).
+class temp_carver {
+ public:
+  // base: the caller's temp pointer (any alignment), or null while sizing.
+  explicit temp_carver(void* base)
+      : base_(base == nullptr ? nullptr
+                              : reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<std::uintptr_t>(base)))) {}
+
+  template <class T>
+  T* take(std::size_t count) {
+    T* slice = base_ == nullptr ? nullptr : reinterpret_cast<T*>(base_ + used_);
+    used_ += align_up(count * sizeof(T));
+    return slice;
+  }
+  // Bytes the caller must provide: what was taken plus the alignment slack.
+  [[nodiscard]] std::size_t bytes() const { return used_ + 256; }
+
+ private:
+  unsigned char* base_;
+  std::size_t used_ = 0;
+};
+
 }  // namespace scanlab::detail
