@@ -38,6 +38,13 @@
 #include <scanlab/device/single_pass.cuh>
 #include <scanlab/device/tile_state.cuh>
 #include <scanlab/device_check.cuh>
+#include <scanlab/distributed.cuh>
+#include <scanlab/distributed/communicator.hpp>
+#include <scanlab/distributed/detail/exchange.cuh>
+#include <scanlab/distributed/detail/plan.hpp>
+#include <scanlab/distributed/reduce.cuh>
+#include <scanlab/distributed/select.cuh>
+#include <scanlab/distributed/sort.cuh>
 #include <scanlab/device_check.hpp>
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
@@ -179,6 +186,22 @@ cudaError_t floating(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_
   return s;
 }
 
+// The distributed algorithms' kernels (the NCCL calls need no architecture).
+struct odd_int {
+  __host__ __device__ bool operator()(std::int32_t v) const { return (v & 1) != 0; }
+};
+inline scanlab::distributed::status distributed(const scanlab::distributed::communicator& comm, std::int32_t* d_a,
+                                                std::int64_t* d_b, std::int64_t n, cudaStream_t stream) {
+  namespace dist = scanlab::distributed;
+  dist::selection sel;
+  SCANLAB_DIST_TRY(dist::reduce(comm, d_a, n, d_b, std::int64_t{0}, scanlab::plus{}, stream));
+  SCANLAB_DIST_TRY(dist::inclusive_scan(comm, d_a, d_a, n, scanlab::maximum{}, stream));
+  SCANLAB_DIST_TRY(dist::exclusive_scan(comm, d_a, d_b, n, std::int64_t{0}, scanlab::plus{}, stream));
+  SCANLAB_DIST_TRY(dist::select_if(comm, d_a, n, d_a, odd_int{}, sel, stream));
+  SCANLAB_DIST_TRY(dist::sort_pairs(comm, d_a, d_a, d_b, d_b, n, stream));
+  return dist::sort_keys(comm, d_b, d_b, n, stream);
+}
+
 }  // namespace arches
 
 // Referenced from a function with external linkage so that nothing is dropped before
@@ -194,5 +217,7 @@ cudaError_t scanlab_compile_arches_all(void* d_temp, std::size_t& bytes, std::in
   keep(arches::floating<double>(d_temp, bytes, nullptr, nullptr, nullptr, n, stream));
   scanlab::device_code_report report;
   keep(scanlab::check_device_code(0, report));
+  const scanlab::distributed::communicator comm;
+  keep(arches::distributed(comm, nullptr, nullptr, n, stream).cuda);
   return s;
 }

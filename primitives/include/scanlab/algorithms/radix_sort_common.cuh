@@ -97,7 +97,8 @@ struct key_transform {
 
 // The transform for Key in the requested order.
 template <class Key>
-constexpr key_transform<key_bits_t<Key>, std::is_floating_point_v<Key>> make_key_transform(bool descending) {
+__host__ __device__ constexpr key_transform<key_bits_t<Key>, std::is_floating_point_v<Key>> make_key_transform(
+    bool descending) {
   using Bits = key_bits_t<Key>;
   using transform = key_transform<Bits, std::is_floating_point_v<Key>>;
   Bits flip = descending ? transform::all_ones : Bits{0};
