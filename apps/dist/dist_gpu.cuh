@@ -7,6 +7,7 @@
 #include "dist/dist_gpu.hpp"
 #include "dist/ranks.hpp"
 
+#include "common/clocks.hpp"
 #include "common/device_buffer.hpp"
 #include "common/operators.cuh"
 #include "common/values.hpp"
@@ -277,7 +278,14 @@ void bench(const request& r, const io::host_array& x, report& rep) {
     }
     return 0.0;
   };
-  const auto row = [&](std::string variant, int ranks, std::vector<double> samples, std::int64_t written) {
+  // NVML readings of GPU 0 taken right after each timed call returns (work may still be in
+  // flight): the clocks the rows report.
+  const auto read_clocks = [](clocks::record& into) {
+    if (into.sm_max_mhz == 0) into.sm_max_mhz = clocks::max_sm_mhz(0).value_or(0);
+    if (const auto s = clocks::read(0)) into.samples.push_back(*s);
+  };
+  const auto row = [&](std::string variant, int ranks, std::vector<double> samples, std::int64_t written,
+                       clocks::record clock_readings) {
     bench::result row;
     row.suite = "dist-" + std::string(name(r.what));
     row.variant = std::move(variant);
@@ -287,12 +295,14 @@ void bench(const request& r, const io::host_array& x, report& rep) {
     row.bytes = bytes_per_rank(written) * ranks;
     row.bound = r.what == job::reduce ? bench::ceiling::read : bench::ceiling::memcpy;
     row.time = bench::from_samples(std::move(samples), 1, false);
+    row.time.clocks = std::move(clock_readings);
     return row;
   };
 
   // The single-GPU primitive on GPU 0.
   std::vector<double> samples;
   std::int64_t written = 0;
+  clocks::record one_gpu_clocks;
   {
     SCANLAB_CHECK(cudaSetDevice(0));
     const device_buffer<T> d_in(x.as<T>());
@@ -303,11 +313,12 @@ void bench(const request& r, const io::host_array& x, report& rep) {
       SCANLAB_CHECK(cudaDeviceSynchronize());
       const auto t0 = clock::now();
       written = run_single<T>(r, d_in.data(), n, d_out.data(), temp, d_count.data(), nullptr);
+      if (i >= 0) read_clocks(one_gpu_clocks);
       SCANLAB_CHECK(cudaDeviceSynchronize());
       if (i >= 0) samples.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
     }
   }
-  rep.rows.push_back(row("one GPU (single-GPU primitive)", 1, samples, written));
+  rep.rows.push_back(row("one GPU (single-GPU primitive)", 1, samples, written, one_gpu_clocks));
   const double one_gpu_ms = rep.rows.back().time.median_ms;
   rep.rows.back().baseline_ms = one_gpu_ms;
 
@@ -321,6 +332,7 @@ void bench(const request& r, const io::host_array& x, report& rep) {
     std::vector<dist::sort_timing> phases(static_cast<std::size_t>(g));
     std::int64_t rank0_written = 0;
     clock::time_point t0;
+    clocks::record rank0_clocks;
     on_ranks(comms, [&](int rank, const dist::communicator& comm) {
       const device_buffer<T> d_in(x.as<T>());
       device_buffer<std::byte> d_out(static_cast<std::int64_t>(item) * std::max<std::int64_t>(n, 1));
@@ -330,6 +342,7 @@ void bench(const request& r, const io::host_array& x, report& rep) {
         if (rank == 0) t0 = clock::now();
         const std::int64_t w = run_rank<T>(r, comm, d_in.data(), n, d_out.data(), nullptr,
                                            r.what == job::sort ? &phases[static_cast<std::size_t>(rank)] : nullptr);
+        if (rank == 0 && i >= 0) read_clocks(rank0_clocks);
         SCANLAB_CHECK(cudaDeviceSynchronize());
         sync.arrive_and_wait();
         if (rank == 0) {
@@ -338,7 +351,7 @@ void bench(const request& r, const io::host_array& x, report& rep) {
         }
       }
     });
-    auto result = row(std::to_string(g) + (g == 1 ? " rank" : " ranks"), g, ms, rank0_written);
+    auto result = row(std::to_string(g) + (g == 1 ? " rank" : " ranks"), g, ms, rank0_written, rank0_clocks);
     result.baseline_ms = one_gpu_ms * g;  // g GPUs doing g times the work in one GPU's time: speedup 1 = linear
     const double efficiency = one_gpu_ms / result.time.median_ms;
     std::string note = std::to_string(g) + " GPU" + (g == 1 ? "" : "s") + ": " + std::to_string(result.time.median_ms) +

@@ -29,6 +29,8 @@ runs=(
   "linrec|scanlab-linrec --n $n --validate --bench"
   "jacobi|scanlab-jacobi --n 16 --validate --bench"
   "cg|scanlab-cg --poisson3d 8 --validate --bench"
+  "dist_sort|scanlab-dist sort --n $n --dtype uint32 --validate --bench"
+  "dist_reduce|scanlab-dist reduce --n $n --dtype float32 --validate --bench"
   "bench_reduce|scanlab-bench reduce --sizes 2^16 --types int32 --variants production"
   "bench_scan|scanlab-bench scan --sizes 2^16 --types int32 --variants production"
 )
@@ -68,7 +70,7 @@ else:
             problems.append(f"{r['variant']}: {r['runs']} runs but samples {r['samples_ms']}")
         if r["ceiling"] == "read" and bench["ceilings"]["read_gbps"] is None:
             problems.append(f"{r['variant']}: compared with the read ceiling, which was not measured")
-    read_only = name.startswith(("reduce", "norms", "bench_reduce"))
+    read_only = name.startswith(("reduce", "norms", "bench_reduce", "dist_reduce"))
     scanlab = [r for r in bench["rows"] if r["variant"] in ("scanlab", "production")]
     if read_only and any(r["ceiling"] != "read" for r in scanlab):
         problems.append("a read-only job is not compared with the read ceiling")
