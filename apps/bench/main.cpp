@@ -139,11 +139,6 @@ int main(int argc, char** argv) {
     scanlab::bench::report report = app.bench_report(std::move(results));
     scanlab::bench::print(std::cout, report);
     out.set_bench(std::move(report));
-    app.write_report(out);
-    if (!out.passed()) {
-      std::cerr << "scanlab-bench: some variants gave a wrong result (see the check column)\n";
-      return scanlab::cli::exit_error;
-    }
-    return 0;
+    return app.finish(out, "some variants gave a wrong result (see the check column)");
   });
 }

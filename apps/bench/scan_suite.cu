@@ -10,19 +10,18 @@
 // exactly, floats within 1e-6 relative: a rounding difference passes, a misplaced item
 // does not). Exclusive results are compared with CUB's inclusive output shifted by one.
 // Declared bytes: one read and one write per item.
+#include "bench/fill.cuh"
 #include "bench/suite.hpp"
 #include "common/device_buffer.hpp"
 
 #include <scanlab/error.hpp>
 #include <scanlab/functional.cuh>
 #include <scanlab/ladder/scan_ladder.cuh>
-#include <scanlab/mix64.hpp>
 #include <scanlab/scan.cuh>
 
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -47,15 +46,11 @@ std::vector<std::string> scan_variant_names() {
   return names;
 }
 
-using scanlab::mix64;  // splitmix64's finaliser: every input bit affects every output bit
-
+// The input: integers in [-8, 8].
 template <class T>
-__global__ void fill_random_kernel(T* out, std::int64_t n, std::uint64_t seed) {
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    out[i] = static_cast<T>(static_cast<int>(mix64(seed + static_cast<std::uint64_t>(i)) % 17) - 8);  // [-8, 8]
-  }
-}
+struct random_value {
+  __device__ T operator()(std::uint64_t h) const { return static_cast<T>(static_cast<int>(h % 17) - 8); }
+};
 
 // Counts items where `got` differs from the reference: reference[i] (inclusive), or
 // reference[i - 1] and 0 for i = 0 (exclusive, init 0).
@@ -96,94 +91,51 @@ std::string validate(const T* got, const T* reference, std::int64_t n, bool shif
 }
 
 template <class T>
-void fill_random(device_buffer<T>& buffer, std::uint64_t seed) {
-  if (buffer.size() == 0) return;
-  fill_random_kernel<<<1024, 256>>>(buffer.data(), buffer.size(), seed);
-  SCANLAB_CHECK_LAUNCH();
-  SCANLAB_CHECK(cudaDeviceSynchronize());
-}
-
-// cub::DeviceScan::InclusiveSum with the narrowest count type that holds n (what CUB's
-// own benchmarks and users do).
-template <class T>
-cudaError_t cub_scan(void* temp, std::size_t& bytes, const T* in, T* out, std::int64_t n, cudaStream_t stream) {
-  if (n <= INT_MAX) return cub::DeviceScan::InclusiveSum(temp, bytes, in, out, static_cast<int>(n), stream);
-  return cub::DeviceScan::InclusiveSum(temp, bytes, in, out, n, stream);
-}
-
-template <class T>
 void run_type(harness& h, const suite_options& options, const type_run& what, std::vector<result>& rows) {
-  const auto selected = [&](const std::string& name) { return is_selected(options, name); };
-  const auto progress = [&](const std::string& variant, std::int64_t n) {
-    report_progress(options, variant, what.type_name, n);
-  };
-  std::uint64_t seed = 20261122;
-  for (const std::int64_t n : options.sizes) {
-    if (n < 0) throw std::invalid_argument("scan suite: negative size");
+  for_each_size(options, "scan", [&](std::int64_t n, std::uint64_t seed) {
     device_buffer<T> in(std::max<std::int64_t>(n, 1));
     device_buffer<T> out(std::max<std::int64_t>(n, 1));
     device_buffer<T> reference(std::max<std::int64_t>(n, 1));
-    fill_random(in, seed++);
+    fill_hashed(in, seed, random_value<T>{});
     const T* d_in = in.data();
-    const double bytes = 2.0 * static_cast<double>(n) * sizeof(T);
-    const auto make_row = [&](const std::string& variant, const timing& t) {
-      result r;
-      r.suite = "scan";
-      r.variant = variant;
-      r.type = what.type_name;
-      r.dataset = what.dataset;
-      r.n = n;
-      r.bytes = bytes;
-      r.time = t;
-      return r;
-    };
+    result shape;
+    shape.suite = "scan";
+    shape.type = what.type_name;
+    shape.dataset = what.dataset;
+    shape.n = n;
+    shape.bytes = 2.0 * static_cast<double>(n) * sizeof(T);
+    size_run run(h, options, std::move(shape));
 
-    // CUB first: the baseline time and the reference output.
-    progress("cub", n);
-    std::size_t cub_bytes = 0;
-    SCANLAB_CHECK(cub_scan(nullptr, cub_bytes, d_in, reference.data(), n, nullptr));
-    device_buffer<unsigned char> cub_temp(static_cast<std::int64_t>(std::max<std::size_t>(cub_bytes, 1)));
-    const timing cub_time = h.time([&](cudaStream_t s) {
-      SCANLAB_CHECK(cub_scan(cub_temp.data(), cub_bytes, d_in, reference.data(), n, s));
+    // CUB first (cub::DeviceScan::InclusiveSum): the baseline time and the reference output.
+    run.time_cub([&](void* temp, std::size_t& temp_bytes, cudaStream_t s) {
+      return with_narrowest_count(n, [&](auto count) {
+        return cub::DeviceScan::InclusiveSum(temp, temp_bytes, d_in, reference.data(), count, s);
+      });
     });
-    result cub_row = make_row("cub", cub_time);
-    cub_row.baseline_ms = cub_time.median_ms;
-    cub_row.validation = "n/a";  // the reference itself
-
-    // `call(temp, temp_bytes, stream)` runs the variant (temp == nullptr: size query).
-    const auto run_variant = [&](const std::string& name, bool exclusive, const auto& call) {
-      if (!selected(name)) return;
-      progress(name, n);
-      std::size_t temp_bytes = 0;
-      SCANLAB_CHECK(call(nullptr, temp_bytes, nullptr));
-      device_buffer<unsigned char> temp(static_cast<std::int64_t>(temp_bytes));
-      out.fill_bytes(0xab);
-      const timing t = h.time([&](cudaStream_t s) { SCANLAB_CHECK(call(temp.data(), temp_bytes, s)); });
-      result row = make_row(name, t);
-      row.baseline_ms = cub_time.median_ms;
-      if (options.validate) {
-        SCANLAB_CHECK(cudaDeviceSynchronize());
-        row.validation = validate(out.data(), reference.data(), n, exclusive);
-      }
-      rows.push_back(std::move(row));
+    const auto variant = [&](const std::string& name, bool exclusive, const auto& call) {
+      run.time_variant(
+          name, [&] { out.fill_bytes(0xab); }, call,
+          [&] {
+            SCANLAB_CHECK(cudaDeviceSynchronize());
+            return validate(out.data(), reference.data(), n, exclusive);
+          });
     };
-
-    for (const ladder::scan_variant variant : ladder::scan_variants) {
-      if (variant == ladder::scan_variant::naive && n > ladder::naive_scan_max_items) continue;  // O(n^2): no row
-      run_variant("ladder/" + std::string(ladder::variant_name(variant)), false,
-                  [&](void* temp, std::size_t& temp_bytes, cudaStream_t s) {
-                    return ladder::scan(variant, ladder::scan_kind::inclusive, temp, temp_bytes, d_in, out.data(), n,
-                                        T(0), plus{}, s, ladder_block_threads);
-                  });
+    for (const ladder::scan_variant v : ladder::scan_variants) {
+      if (v == ladder::scan_variant::naive && n > ladder::naive_scan_max_items) continue;  // O(n^2): no row
+      variant("ladder/" + std::string(ladder::variant_name(v)), false,
+              [&](void* temp, std::size_t& temp_bytes, cudaStream_t s) {
+                return ladder::scan(v, ladder::scan_kind::inclusive, temp, temp_bytes, d_in, out.data(), n, T(0),
+                                    plus{}, s, ladder_block_threads);
+              });
     }
-    run_variant("production", false, [&](void* temp, std::size_t& temp_bytes, cudaStream_t s) {
+    variant("production", false, [&](void* temp, std::size_t& temp_bytes, cudaStream_t s) {
       return scanlab::inclusive_scan(temp, temp_bytes, d_in, out.data(), n, plus{}, s);
     });
-    run_variant("production-exclusive", true, [&](void* temp, std::size_t& temp_bytes, cudaStream_t s) {
+    variant("production-exclusive", true, [&](void* temp, std::size_t& temp_bytes, cudaStream_t s) {
       return scanlab::exclusive_scan(temp, temp_bytes, d_in, out.data(), n, T(0), plus{}, s);
     });
-    rows.push_back(std::move(cub_row));
-  }
+    run.finish(rows);
+  });
 }
 
 std::vector<result> run_scan_suite(harness& h, const suite_options& options) {

@@ -4,6 +4,7 @@
 
 #include "common/bench.hpp"
 #include "common/device_buffer.hpp"
+#include "common/event_timer.hpp"
 
 #include <scanlab/algorithms/norms.cuh>
 #include <scanlab/error.hpp>
@@ -125,31 +126,6 @@ class pinned_scalars {
   double* ptr_ = nullptr;
 };
 
-class event_pair {
- public:
-  event_pair() {
-    SCANLAB_CHECK(cudaEventCreate(&start_));
-    SCANLAB_CHECK(cudaEventCreate(&stop_));
-  }
-  ~event_pair() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  event_pair(const event_pair&) = delete;
-  event_pair& operator=(const event_pair&) = delete;
-  void start(cudaStream_t s) { SCANLAB_CHECK(cudaEventRecord(start_, s)); }
-  double stop_ms(cudaStream_t s) {
-    SCANLAB_CHECK(cudaEventRecord(stop_, s));
-    SCANLAB_CHECK(cudaEventSynchronize(stop_));
-    float ms = 0;
-    SCANLAB_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    return ms;
-  }
-
- private:
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
-};
-
 }  // namespace
 
 class gpu_solver::impl {
@@ -221,7 +197,7 @@ class typed_solver final : public gpu_solver::impl {
   gpu_result solve(const progress_fn& progress) override {
     cudaStream_t s = nullptr;
     gpu_result result;
-    event_pair timer;
+    event_timer timer;
     double* host = pinned_.get();
     double* d_scalars = scalars_.data();  // [0], [1]: r.r (old and new, alternating); [2]: p.Ap; [3]: ||b||
     timer.start(s);

@@ -306,7 +306,6 @@ int main(int argc, char** argv) {
                 << "solve's median.\n";
       out.set_bench(std::move(report));
     }
-    app.write_report(out);
-    return ok && out.passed() ? scanlab::cli::exit_ok : scanlab::cli::exit_error;
+    return app.finish(out, "", ok);
   });
 }

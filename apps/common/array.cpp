@@ -29,14 +29,16 @@ std::optional<dtype> parse_dtype(std::string_view text) {
   return std::nullopt;
 }
 
-std::string dtype_choices() {
+std::string dtype_list(std::string_view separator, std::string_view (*label)(dtype)) {
   std::string out;
   for (dtype t : all_dtypes) {
-    if (!out.empty()) out += ", ";
-    out += name(t);
+    if (!out.empty()) out += separator;
+    out += label(t);
   }
   return out;
 }
+
+std::string dtype_choices() { return dtype_list(", ", name); }
 
 host_array::host_array(dtype type, std::vector<std::int64_t> shape) : type_(type), shape_(std::move(shape)) {
   if (shape_.empty() || shape_.size() > 2) {

@@ -75,6 +75,8 @@ constexpr std::string_view npy_descr(dtype t) {
 // Not "u8"/"i8", which NumPy and C++ programmers read differently (8 bytes or 8 bits).
 std::optional<dtype> parse_dtype(std::string_view text);
 
+// Every dtype's label(t) (name, npy_descr), joined by `separator`.
+std::string dtype_list(std::string_view separator, std::string_view (*label)(dtype));
 // A comma-separated list of the accepted short names, for --help texts.
 std::string dtype_choices();
 

@@ -238,4 +238,23 @@ void app::write_report(const app_report& report) const {
   }
 }
 
+int app::finish(const app_report& report, const std::string& failure, bool ok) const {
+  write_report(report);
+  if (ok && report.passed()) return exit_ok;
+  if (!failure.empty()) std::cerr << name_ << ": " << failure << '\n';
+  return exit_error;
+}
+
+bench::report app::print_bench(std::vector<bench::result> rows) const {
+  bench::report report = bench_report(std::move(rows));
+  std::cout << '\n';
+  bench::print(std::cout, report);
+  return report;
+}
+
+std::string app::dataset_name() const {
+  if (!options_.input.empty()) return options_.input;
+  return options_.generate.empty() ? "uniform" : options_.generate;
+}
+
 }  // namespace scanlab::cli

@@ -118,6 +118,16 @@ class app {
   // Writes `report` to --json and its benchmark table to --csv and --markdown, each if
   // given (atomically). A table asked for without a benchmark is a warning.
   void write_report(const app_report& report) const;
+  // The end of a run: write_report(report), then exit_ok; or, where a check of the report failed
+  // or `ok` is false, one line on stderr ("<app>: <failure>", none when `failure` is empty)
+  // and exit_error.
+  [[nodiscard]] int finish(const app_report& report, const std::string& failure = "", bool ok = true) const;
+  // The benchmark report of `rows`, printed after a blank line (an app may print its own
+  // summary below it before it puts the report in its app_report).
+  bench::report print_bench(std::vector<bench::result> rows) const;
+  // The input as benchmark rows name it: -i FILE, else the --generate distribution ("uniform"
+  // when none was named).
+  [[nodiscard]] std::string dataset_name() const;
 
  private:
   void add_dataset_options();

@@ -264,14 +264,7 @@ class py_parser {
   int depth_ = 0;
 };
 
-std::string supported_descrs() {
-  std::string out;
-  for (dtype t : all_dtypes) {
-    if (!out.empty()) out += " ";
-    out += npy_descr(t);
-  }
-  return out;
-}
+std::string supported_descrs() { return dtype_list(" ", npy_descr); }
 
 // The dtype of a descr string such as "<f4", or an io_error saying why it cannot be read.
 dtype parse_descr(const std::filesystem::path& path, const std::string& descr_text) {

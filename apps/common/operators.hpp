@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 #include <type_traits>
 
@@ -40,6 +41,19 @@ inline std::optional<op_id> parse(std::string_view text) {
 }
 
 constexpr bool keeps_type(op_id op) { return op == op_id::min || op == op_id::max; }
+
+// Calls f.template operator()<Op>() with `op` as a template argument (as io::visit does for a
+// dtype); returns what it returns.
+template <class F>
+decltype(auto) visit(op_id op, F&& f) {
+  switch (op) {
+    case op_id::sum: return f.template operator()<op_id::sum>();
+    case op_id::prod: return f.template operator()<op_id::prod>();
+    case op_id::min: return f.template operator()<op_id::min>();
+    case op_id::max: return f.template operator()<op_id::max>();
+  }
+  throw std::logic_error("bad op_id");
+}
 
 // The result (and accumulator) type of op over T.
 template <class T, op_id Op>

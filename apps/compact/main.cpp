@@ -163,7 +163,7 @@ int main(int argc, char** argv) {
     request.production_only = o.production_only;
     request.tune = tune;
     request.repeat = o.repeat;
-    request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
+    request.dataset = app.dataset_name();
     if (o.bench || o.validate) spdlog::info("running scanlab{}{}", o.validate ? ", three-phase and CUB" : "",
                                             o.bench ? " (then timing)" : "");
     const gpu_report report = run_gpu(data, flags ? &*flags : nullptr, request);
@@ -215,19 +215,12 @@ int main(int argc, char** argv) {
     }
 
     if (o.bench) {
-      std::cout << '\n';
-      scanlab::bench::report bench = app.bench_report(report.rows);
-      scanlab::bench::print(std::cout, bench);
+      scanlab::bench::report bench = app.print_bench(report.rows);
       std::cout << "bytes: the input read once (and the flags), the kept items written once (and their indices); "
                    "selectivity "
                 << percent(selectivity) << "\n";
       out.set_bench(std::move(bench));
     }
-    app.write_report(out);
-    if (!out.passed()) {
-      std::cerr << "scanlab-compact: a result differs from the CPU reference (see the check column)\n";
-      return scanlab::cli::exit_error;
-    }
-    return scanlab::cli::exit_ok;
+    return app.finish(out, "a result differs from the CPU reference (see the check column)");
   });
 }

@@ -3,6 +3,7 @@
 
 #include "common/bench.hpp"
 #include "common/device_buffer.hpp"
+#include "common/event_timer.hpp"
 
 #include <scanlab/algorithms/norms.cuh>
 #include <scanlab/error.hpp>
@@ -69,13 +70,11 @@ class solver {
   gpu_result run(bool return_field, const progress_fn& progress) {
     if (o_.check_every < 1) throw std::invalid_argument("Jacobi: --check-every must be at least 1");
     cudaStream_t s = nullptr;
-    cudaEvent_t start = nullptr, stop = nullptr;
-    SCANLAB_CHECK(cudaEventCreate(&start));
-    SCANLAB_CHECK(cudaEventCreate(&stop));
+    event_timer timer;
     gpu_result result;
     T* now = a_.data();
     T* before = b_.data();
-    SCANLAB_CHECK(cudaEventRecord(start, s));
+    timer.start(s);
     for (int it = 1; it <= o_.max_iters; ++it) {
       sweep(now, before, s);  // before := sweep(now)
       std::swap(now, before);
@@ -91,13 +90,7 @@ class solver {
         }
       }
     }
-    SCANLAB_CHECK(cudaEventRecord(stop, s));
-    SCANLAB_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    SCANLAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    result.time_ms = ms;
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+    result.time_ms = timer.stop_ms(s);
     if (return_field) {
       std::vector<T> host(static_cast<std::size_t>(points_));
       SCANLAB_CHECK(cudaMemcpy(host.data(), now, host.size() * sizeof(T), cudaMemcpyDeviceToHost));

@@ -223,7 +223,6 @@ int main(int argc, char** argv) {
       std::cout << "GB/s counts 2 N^3 elements per kernel; no CUB counterpart.\n";
       out.set_bench(std::move(report));
     }
-    app.write_report(out);
-    return out.passed() ? scanlab::cli::exit_ok : scanlab::cli::exit_error;
+    return app.finish(out);
   });
 }

@@ -315,9 +315,7 @@ int main(int argc, char** argv) {
     }
 
     if (o.bench) {
-      std::cout << '\n';
-      scanlab::bench::report bench = app.bench_report(report.rows);
-      scanlab::bench::print(std::cout, bench);
+      scanlab::bench::report bench = app.print_bench(report.rows);
       scanlab::text_table summary({"variant", "time", "Gitems/s", "GB/s", "% of memcpy", "vs CUB"});
       for (const auto& row : bench.rows) {
         const auto speedup = row.speedup();
@@ -332,11 +330,6 @@ int main(int argc, char** argv) {
                 << " bytes per element" << (final_only ? ", minus the write with --final" : "") << ").\n";
       out.set_bench(std::move(bench));
     }
-    app.write_report(out);
-    if (!out.passed()) {
-      std::cerr << "scanlab-linrec: the result is outside its error bound (see the check column)\n";
-      return scanlab::cli::exit_error;
-    }
-    return scanlab::cli::exit_ok;
+    return app.finish(out, "the result is outside its error bound (see the check column)");
   });
 }

@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
     request.compare = o.validate;
     request.bench = o.bench;
     request.repeat = o.repeat;
-    request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
+    request.dataset = app.dataset_name();
     const auto report = scanlab::norms_app::run_gpu(x, y ? &*y : nullptr, request);
     const bool is_double = report.result_is_double;
 
@@ -246,10 +246,8 @@ int main(int argc, char** argv) {
     }
 
     if (o.bench) {
-      scanlab::bench::report bench = app.bench_report(report.rows);
+      scanlab::bench::report bench = app.print_bench(report.rows);
       const auto& rows = bench.rows;
-      std::cout << '\n';
-      scanlab::bench::print(std::cout, bench);
       // scanlab against the faster of CUB and cuBLAS, per quantity.
       scanlab::text_table summary({"quantity", "scanlab", "CUB", "cuBLAS", "scanlab vs faster"});
       for (std::size_t i = 0; i + 2 < rows.size(); i += 3) {
@@ -264,11 +262,6 @@ int main(int argc, char** argv) {
       std::cout << "'scanlab vs faster' > 1 means scanlab is faster than both CUB and cuBLAS.\n";
       out.set_bench(std::move(bench));
     }
-    app.write_report(out);
-    if (!out.passed()) {
-      std::cerr << "scanlab-norms: a result is outside its error bound (see the check column)\n";
-      return scanlab::cli::exit_error;
-    }
-    return scanlab::cli::exit_ok;
+    return app.finish(out, "a result is outside its error bound (see the check column)");
   });
 }

@@ -4,8 +4,6 @@
 
 #include "partition/partition_gpu.hpp"
 
-#include "common/cli.hpp"
-
 #include "common/report.hpp"
 #include "common/table.hpp"
 
@@ -48,14 +46,6 @@ inline void report_checks(const std::vector<check>& checks, app_report& out) {
   }
   std::cout << '\n';
   table.print(std::cout);
-}
-
-// Prints the benchmark table of `rows` and puts it in the report.
-inline void report_bench(const cli::app& app, const std::vector<bench::result>& rows, app_report& out) {
-  bench::report bench = app.bench_report(rows);
-  std::cout << '\n';
-  bench::print(std::cout, bench);
-  out.set_bench(std::move(bench));
 }
 
 }  // namespace scanlab::partition_app

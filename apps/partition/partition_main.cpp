@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
     request.bench = o.bench;
     request.production_only = o.production_only;
     request.repeat = o.repeat;
-    request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
+    request.dataset = app.dataset_name();
     if (o.bench) spdlog::info("benchmarking two-way and three-way partitions against CUB ({} runs each)", o.repeat);
     const pa::partition_report report = pa::visit_supported(data.type(), [&]<class T>() {
       return pa::run_partition<T>(data, pivot, request);
@@ -143,13 +143,8 @@ int main(int argc, char** argv) {
       json["counts"] = {{"selected", report.counts[0]}, {"rest", report.counts[1]}};
     }
     if (o.validate) pa::report_checks(report.checks, out);
-    if (o.bench) pa::report_bench(app, report.rows, out);
+    if (o.bench) out.set_bench(app.print_bench(report.rows));
     app.write_output(report.output);
-    app.write_report(out);
-    if (!out.passed()) {
-      std::cerr << "scanlab-partition: a validation failed (see the table)\n";
-      return scanlab::cli::exit_error;
-    }
-    return scanlab::cli::exit_ok;
+    return app.finish(out, "a validation failed (see the table)");
   });
 }

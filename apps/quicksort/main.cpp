@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
     request.sort_seed = sort_seed;
     request.level_budget = level_budget;
     request.fixed_sampling = fixed_sampling;
-    request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
+    request.dataset = app.dataset_name();
     if (adversary) request.dataset += " (adversary)";
     if (o.validate) spdlog::info("validating against std::sort and CUB (the CPU sort takes a while for large n)");
     if (o.bench) {
@@ -171,17 +171,12 @@ int main(int argc, char** argv) {
     std::cout << "sorted " << data.size() << " x " << io::name(data.type()) << (pairs ? " (with indices)" : "")
               << '\n';
     if (o.validate) pa::report_checks(report.checks, out);
-    if (o.bench) pa::report_bench(app, report.rows, out);
+    if (o.bench) out.set_bench(app.print_bench(report.rows));
     app.write_output(report.keys);
     if (!indices_path.empty() && report.indices) {
       io::write_dataset(indices_path, *report.indices);
       spdlog::info("wrote {} ({} x int64)", indices_path, report.indices->size());
     }
-    app.write_report(out);
-    if (!out.passed()) {
-      std::cerr << "scanlab-quicksort: a validation failed (see the table)\n";
-      return scanlab::cli::exit_error;
-    }
-    return scanlab::cli::exit_ok;
+    return app.finish(out, "a validation failed (see the table)");
   });
 }

@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
     request.compare = o.validate;
     request.bench = o.bench;
     request.repeat = o.repeat;
-    request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
+    request.dataset = app.dataset_name();
     const std::string kind = std::string(exclusive ? "exclusive " : "inclusive ") + op_text;
     const std::string segmenting = segs.keys      ? " by key"
                                    : !segs.offsets.empty() ? ", " + std::to_string(segs.offsets.size() - 1) + " segments by offsets"
@@ -248,9 +248,7 @@ int main(int argc, char** argv) {
       if (!report.cub) std::cout << "CUB: not run: " << report.cub_call << "\n";
     }
     if (o.bench) {
-      std::cout << '\n';
-      scanlab::bench::report bench = app.bench_report(report.rows);
-      scanlab::bench::print(std::cout, bench);
+      scanlab::bench::report bench = app.print_bench(report.rows);
       std::cout << "bytes: the values read once, the results written once"
                 << (segs.keys ? ", the keys read once" : !segs.offsets.empty() ? ", the offsets read once" : "")
                 << ".\n";
@@ -264,7 +262,6 @@ int main(int argc, char** argv) {
       io::write_dataset(o.output, report.result);
       spdlog::info("wrote {} ({} x {})", o.output, n, io::name(result_type));
     }
-    app.write_report(out);
-    return out.passed() ? scanlab::cli::exit_ok : scanlab::cli::exit_error;
+    return app.finish(out);
   });
 }

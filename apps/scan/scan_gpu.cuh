@@ -204,13 +204,7 @@ gpu_report with_keys(const io::host_array& x, const segments& segs, const gpu_re
 
 template <class T>
 gpu_report run_typed(const io::host_array& x, const segments& segs, const gpu_request& request) {
-  switch (request.op) {
-    case op_id::sum: return detail::with_keys<T, op_id::sum>(x, segs, request);
-    case op_id::prod: return detail::with_keys<T, op_id::prod>(x, segs, request);
-    case op_id::min: return detail::with_keys<T, op_id::min>(x, segs, request);
-    case op_id::max: return detail::with_keys<T, op_id::max>(x, segs, request);
-  }
-  throw std::logic_error("bad op_id");
+  return ops::visit(request.op, [&]<op_id Op>() { return detail::with_keys<T, Op>(x, segs, request); });
 }
 
 }  // namespace scanlab::scan_app

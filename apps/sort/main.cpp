@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
     request.want_output = !o.output.empty() || !values_out.empty();
     request.validate = o.validate;
     request.repeat = o.repeat;
-    const std::string input_name = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
+    const std::string input_name = app.dataset_name();
     request.dataset = input_name;
     // With --dists the benchmarks run on the generated distributions, not on this input.
     request.bench = o.bench && dists.empty();
@@ -236,9 +236,7 @@ int main(int argc, char** argv) {
       }
     }
     if (!rows.empty()) {
-      std::cout << '\n';
-      scanlab::bench::report bench = app.bench_report(rows);
-      scanlab::bench::print(std::cout, bench);
+      scanlab::bench::report bench = app.print_bench(rows);
       // Keys per second, and each variant's time against its own uniform time.
       std::map<std::string, double> uniform_ms;
       for (const auto& r : rows) {
@@ -260,11 +258,6 @@ int main(int argc, char** argv) {
       for (const auto& r : rows) failed = failed || r.validation.rfind("FAIL", 0) == 0;
       out.set_bench(std::move(bench));
     }
-    app.write_report(out);
-    if (failed || !out.passed()) {
-      std::cerr << "scanlab-sort: a check failed (see the tables above)\n";
-      return scanlab::cli::exit_error;
-    }
-    return scanlab::cli::exit_ok;
+    return app.finish(out, "a check failed (see the tables above)", !failed);
   });
 }

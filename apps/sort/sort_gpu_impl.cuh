@@ -13,6 +13,7 @@
 #include "sort/sort_gpu.hpp"
 
 #include "common/device_buffer.hpp"
+#include "common/event_timer.hpp"
 
 #include <scanlab/algorithms/radix_sort.cuh>
 #include <scanlab/error.hpp>
@@ -270,18 +271,10 @@ gpu_result run(std::span<const Key> keys, std::span<const std::conditional_t<std
   // The requested sort, once warm, timed with events (one run; --bench for medians).
   s.scanlab(algorithm, nullptr);
   {
-    cudaEvent_t start, stop;
-    SCANLAB_CHECK(cudaEventCreate(&start));
-    SCANLAB_CHECK(cudaEventCreate(&stop));
-    SCANLAB_CHECK(cudaEventRecord(start));
+    event_timer timer;
+    timer.start();
     s.scanlab(algorithm, nullptr);
-    SCANLAB_CHECK(cudaEventRecord(stop));
-    SCANLAB_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    SCANLAB_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    result.sort_ms = ms;
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
+    result.sort_ms = timer.stop_ms();
   }
   std::vector<Key> sorted_keys;
   std::vector<value_t> sorted_values;

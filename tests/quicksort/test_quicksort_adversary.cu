@@ -2,9 +2,9 @@
 // the CPU: through a host emulation of the partition levels with the library's own sampler,
 // it takes the levels its construction plans against the fixed sampler (salt 0: the sampler
 // of the first versions), and no more than random keys against the seeded one. Runs without
-// a GPU (what the GPU tests QuicksortHostile and QuicksortFixedSamplerAdversary measure on
+// a GPU (what the GPU tests quicksort_<type>.Hostile and .FixedSamplerAdversary measure on
 // the real sort, this shows on any machine).
-#include "partition/quicksort_emulation.cuh"
+#include "quicksort/quicksort_emulation.cuh"
 
 #include "common/test_util.hpp"
 #include "quicksort/quicksort_adversary.hpp"
@@ -19,7 +19,7 @@
 namespace {
 
 namespace adversary = scanlab::quicksort_app::adversary;
-using scanlab::test::partition::emulate_quicksort_levels;
+using scanlab::test::quicksort::emulate_quicksort_levels;
 
 const auto less = [](std::uint32_t a, std::uint32_t b) { return a < b; };
 

@@ -1,11 +1,14 @@
-// Partitions and quicksort of std::uint32_t (bodies in partition_test_common.cuh), and the
-// public tuning knobs of the partitions (a policy, single_pass_options) on uint32.
+// Partitions of the 4-byte types, std::int32_t, std::uint32_t and float (bodies in
+// partition_test_common.cuh, each type instantiated here only), and the public tuning knobs of
+// the partitions (a policy, single_pass_options) on uint32.
 #include "partition/partition_test_common.cuh"
 
 #include <scanlab/tuning.hpp>
 
 namespace {
+SCANLAB_PARTITION_TESTS(partition_int32, std::int32_t)
 SCANLAB_PARTITION_TESTS(partition_uint32, std::uint32_t)
+SCANLAB_PARTITION_TESTS(partition_float, float)
 
 using T = std::uint32_t;
 using scanlab::test::partition::below;

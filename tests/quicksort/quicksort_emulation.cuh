@@ -14,7 +14,7 @@
 #include <functional>
 #include <vector>
 
-namespace scanlab::test::partition {
+namespace scanlab::test::quicksort {
 
 // Partition levels until every segment is at most `leaf` keys, or max_levels. salt(level) is
 // the level's salt (0: the fixed sampler).
@@ -77,4 +77,4 @@ int emulate_quicksort_levels(std::vector<T> keys, std::int64_t leaf, const std::
   return levels;
 }
 
-}  // namespace scanlab::test::partition
+}  // namespace scanlab::test::quicksort

@@ -1,6 +1,0 @@
-// Partitions and quicksort of double (bodies in partition_test_common.cuh).
-#include "partition/partition_test_common.cuh"
-
-namespace {
-SCANLAB_PARTITION_TESTS(partition_double, double)
-}  // namespace
