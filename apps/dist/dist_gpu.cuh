@@ -72,51 +72,24 @@ std::size_t out_item_bytes(const request& r) {
   return with_op(r.op, [&]<ops::op_id Op>() { return sizeof(ops::result_t<T, Op>); });
 }
 
-// One rank's share of the job: its piece d_in[0, n) in, its results at d_out (room for n
-// items, at least one); returns how many it wrote.
-template <class T>
-std::int64_t run_rank(const request& r, const dist::communicator& comm, const T* d_in, std::int64_t n, void* d_out,
-                      cudaStream_t stream, dist::sort_timing* timing = nullptr) {
-  switch (r.what) {
-    case job::reduce:
-    case job::scan:
-      return with_accumulator<T>(r.op, [&]<class Acc, class Op>(Acc init, Op op) -> std::int64_t {
-        auto* out = static_cast<Acc*>(d_out);
-        if (r.what == job::reduce) {
-          require(dist::reduce(comm, d_in, n, out, init, op, stream), "distributed reduce");
-          return 1;
-        }
-        if (r.exclusive) {
-          require(dist::exclusive_scan(comm, d_in, out, n, init, op, stream), "distributed exclusive scan");
-        } else {
-          require(dist::inclusive_scan_init(comm, d_in, out, n, init, op, stream), "distributed inclusive scan");
-        }
-        return n;
-      });
-    case job::compact: {
-      dist::selection s;
-      require(dist::select_if(comm, d_in, n, static_cast<T*>(d_out), greater_than<T>{static_cast<T>(r.greater_than)}, s,
-                            stream),
-            "distributed select_if");
-      return s.count;
-    }
-    case job::sort:
-      require(dist::sort_keys(comm, d_in, static_cast<T*>(d_out), n, stream, timing), "distributed sort");
-      return n;
-  }
-  return 0;
-}
+// What the single-GPU primitives need between calls: temp storage (grown as needed) and
+// the selected count of select_if.
+struct single_gpu {
+  device_buffer<std::byte> temp;
+  device_buffer<std::int64_t> count{1};
+};
 
-// The single-GPU primitive on the current GPU (temp storage from `temp`, grown as needed);
-// returns how many items it wrote.
+// The job on d_in[0, n), results at d_out (room for n items, at least one); returns how many
+// it wrote. With `comm`, this rank's share of the distributed job (scanlab/distributed.cuh);
+// without, the single-GPU primitive on the current GPU (the reference and the baseline).
 template <class T>
-std::int64_t run_single(const request& r, const T* d_in, std::int64_t n, void* d_out, device_buffer<std::byte>& temp,
-                        std::int64_t* d_count, cudaStream_t stream) {
-  const auto twice = [&](auto&& call) {
+std::int64_t run_job(const request& r, const dist::communicator* comm, single_gpu* one, const T* d_in, std::int64_t n,
+                     void* d_out, cudaStream_t stream, dist::sort_timing* timing = nullptr) {
+  const auto local = [&](auto&& call) {  // the single-GPU two-phase call
     std::size_t bytes = 0;
     SCANLAB_CHECK(call(nullptr, bytes));
-    if (static_cast<std::int64_t>(bytes) > temp.size()) temp = device_buffer<std::byte>(static_cast<std::int64_t>(bytes));
-    SCANLAB_CHECK(call(temp.data(), bytes));
+    if (static_cast<std::int64_t>(bytes) > one->temp.size()) one->temp = device_buffer<std::byte>(static_cast<std::int64_t>(bytes));
+    SCANLAB_CHECK(call(one->temp.data(), bytes));
   };
   switch (r.what) {
     case job::reduce:
@@ -124,28 +97,33 @@ std::int64_t run_single(const request& r, const T* d_in, std::int64_t n, void* d
       return with_accumulator<T>(r.op, [&]<class Acc, class Op>(Acc init, Op op) -> std::int64_t {
         auto* out = static_cast<Acc*>(d_out);
         if (r.what == job::reduce) {
-          twice([&](void* t, std::size_t& b) { return scanlab::reduce(t, b, d_in, out, n, init, op, stream); });
+          if (comm) require(dist::reduce(*comm, d_in, n, out, init, op, stream), "distributed reduce");
+          else local([&](void* t, std::size_t& b) { return scanlab::reduce(t, b, d_in, out, n, init, op, stream); });
           return 1;
         }
         if (r.exclusive) {
-          twice([&](void* t, std::size_t& b) { return scanlab::exclusive_scan(t, b, d_in, out, n, init, op, stream); });
+          if (comm) require(dist::exclusive_scan(*comm, d_in, out, n, init, op, stream), "distributed exclusive scan");
+          else local([&](void* t, std::size_t& b) { return scanlab::exclusive_scan(t, b, d_in, out, n, init, op, stream); });
         } else {
-          twice([&](void* t, std::size_t& b) { return scanlab::inclusive_scan_init(t, b, d_in, out, n, init, op, stream); });
+          if (comm) require(dist::inclusive_scan_init(*comm, d_in, out, n, init, op, stream), "distributed inclusive scan");
+          else local([&](void* t, std::size_t& b) { return scanlab::inclusive_scan_init(t, b, d_in, out, n, init, op, stream); });
         }
         return n;
       });
     case job::compact: {
       const greater_than<T> pred{static_cast<T>(r.greater_than)};
-      twice([&](void* t, std::size_t& b) { return scanlab::select_if(t, b, d_in, static_cast<T*>(d_out), d_count, n, pred, stream); });
-      std::int64_t count = 0;
-      SCANLAB_CHECK(cudaMemcpyAsync(&count, d_count, sizeof(count), cudaMemcpyDeviceToHost, stream));
-      SCANLAB_CHECK(cudaStreamSynchronize(stream));
-      return count;
+      auto* out = static_cast<T*>(d_out);
+      if (comm) {
+        dist::selection s;
+        require(dist::select_if(*comm, d_in, n, out, pred, s, stream), "distributed select_if");
+        return s.count;
+      }
+      local([&](void* t, std::size_t& b) { return scanlab::select_if(t, b, d_in, out, one->count.data(), n, pred, stream); });
+      return one->count.to_host(stream)[0];
     }
     case job::sort:
-      twice([&](void* t, std::size_t& b) {
-        return scanlab::radix_sort_keys(t, b, d_in, static_cast<T*>(d_out), n, {}, stream);
-      });
+      if (comm) require(dist::sort_keys(*comm, d_in, static_cast<T*>(d_out), n, stream, timing), "distributed sort");
+      else local([&](void* t, std::size_t& b) { return scanlab::radix_sort_keys(t, b, d_in, static_cast<T*>(d_out), n, {}, stream); });
       return n;
   }
   return 0;
@@ -219,7 +197,7 @@ io::host_array run_distributed(const request& r, const io::host_array& x, report
     const auto piece = x.as<T>().subspan(static_cast<std::size_t>(starts[me]), static_cast<std::size_t>(rep.pieces[me]));
     const device_buffer<T> d_in(piece);
     device_buffer<std::byte> d_out(static_cast<std::int64_t>(item) * std::max<std::int64_t>(rep.pieces[me], 1));
-    written[me] = run_rank<T>(r, comm, d_in.data(), d_in.size(), d_out.data(), nullptr);
+    written[me] = run_job<T>(r, &comm, nullptr, d_in.data(), d_in.size(), d_out.data(), nullptr);
     outs[me] = d_out.to_host();
     outs[me].resize(static_cast<std::size_t>(written[me]) * item);
   });
@@ -250,9 +228,8 @@ io::host_array run_on_one_gpu(const request& r, const io::host_array& x) {
   const device_buffer<T> d_in(x.as<T>());
   const std::size_t item = out_item_bytes<T>(r);
   device_buffer<std::byte> d_out(static_cast<std::int64_t>(item) * std::max<std::int64_t>(x.size(), 1));
-  device_buffer<std::byte> temp;
-  device_buffer<std::int64_t> d_count(1);
-  const std::int64_t written = run_single<T>(r, d_in.data(), d_in.size(), d_out.data(), temp, d_count.data(), nullptr);
+  single_gpu one;
+  const std::int64_t written = run_job<T>(r, nullptr, &one, d_in.data(), d_in.size(), d_out.data(), nullptr);
   SCANLAB_CHECK(cudaDeviceSynchronize());
   auto bytes = d_out.to_host();
   io::host_array out(out_dtype(x.type(), r), {written});
@@ -307,12 +284,11 @@ void bench(const request& r, const io::host_array& x, report& rep) {
     SCANLAB_CHECK(cudaSetDevice(0));
     const device_buffer<T> d_in(x.as<T>());
     device_buffer<std::byte> d_out(static_cast<std::int64_t>(item) * std::max<std::int64_t>(n, 1));
-    device_buffer<std::byte> temp;
-    device_buffer<std::int64_t> d_count(1);
+    single_gpu one;
     for (int i = -1; i < repeat; ++i) {
       SCANLAB_CHECK(cudaDeviceSynchronize());
       const auto t0 = clock::now();
-      written = run_single<T>(r, d_in.data(), n, d_out.data(), temp, d_count.data(), nullptr);
+      written = run_job<T>(r, nullptr, &one, d_in.data(), n, d_out.data(), nullptr);
       if (i >= 0) read_clocks(one_gpu_clocks);
       SCANLAB_CHECK(cudaDeviceSynchronize());
       if (i >= 0) samples.push_back(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
@@ -340,8 +316,8 @@ void bench(const request& r, const io::host_array& x, report& rep) {
         SCANLAB_CHECK(cudaDeviceSynchronize());
         sync.arrive_and_wait();
         if (rank == 0) t0 = clock::now();
-        const std::int64_t w = run_rank<T>(r, comm, d_in.data(), n, d_out.data(), nullptr,
-                                           r.what == job::sort ? &phases[static_cast<std::size_t>(rank)] : nullptr);
+        const std::int64_t w = run_job<T>(r, &comm, nullptr, d_in.data(), n, d_out.data(), nullptr,
+                                          r.what == job::sort ? &phases[static_cast<std::size_t>(rank)] : nullptr);
         if (rank == 0 && i >= 0) read_clocks(rank0_clocks);
         SCANLAB_CHECK(cudaDeviceSynchronize());
         sync.arrive_and_wait();

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     request.validate = o.validate;
     request.bench = o.bench;
     request.repeat = o.repeat;
-    request.dataset = o.input.empty() ? (o.generate.empty() ? "uniform" : o.generate) : o.input;
+    request.dataset = app.dataset_name();
     spdlog::info("{} of {} x {} on {} GPU{}", job_text, x.size(), io::name(x.type()), request.gpus,
                  request.gpus == 1 ? "" : "s");
     const da::report report = da::run(x, request);
@@ -96,9 +96,7 @@ int main(int argc, char** argv) {
     for (const auto& c : report.checks) out.add(c);
     if (!out.checks().empty()) scanlab::print_checks(std::cout, out.checks());
     if (o.bench) {
-      std::cout << '\n';
-      scanlab::bench::report bench = app.bench_report(report.rows);
-      scanlab::bench::print(std::cout, bench);
+      scanlab::bench::report bench = app.print_bench(report.rows);
       std::cout << "Weak scaling (every GPU holds the whole input; times from the start of all ranks to the end "
                    "of the last; \"vs CUB\" here is the speedup over g x one GPU's time: 1 = linear):\n";
       for (const auto& line : report.notes) std::cout << "  " << line << '\n';
@@ -109,7 +107,6 @@ int main(int argc, char** argv) {
       io::write_dataset(o.output, report.output);
       spdlog::info("wrote {} ({} x {})", o.output, report.output.size(), io::name(report.output.type()));
     }
-    app.write_report(out);
-    return out.passed() ? scanlab::cli::exit_ok : scanlab::cli::exit_error;
+    return app.finish(out, "the result differs from the single-GPU one (see the check column)");
   });
 }
