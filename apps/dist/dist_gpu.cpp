@@ -31,7 +31,7 @@ report run(const io::host_array& x, const request& r) {
     case dtype::f64: return run_typed<double>(x, r);
     default: break;
   }
-  throw std::invalid_argument(std::string("scanlab-dist takes ") + supported_list + ", not " +
+  throw std::runtime_error(std::string("scanlab-dist takes ") + supported_list + ", not " +
                               std::string(io::name(x.type())));
 }
 

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 int main(int argc, char** argv) {
@@ -61,7 +62,7 @@ int main(int argc, char** argv) {
     request.greater_than = greater_than;
     const io::host_array x = app.load_input();
     if (!da::supported(x.type())) {
-      throw std::invalid_argument(std::string("scanlab-dist takes ") + da::supported_list + ", not " +
+      throw std::runtime_error(std::string("scanlab-dist takes ") + da::supported_list + ", not " +
                                   std::string(io::name(x.type())));
     }
     app.select_device();

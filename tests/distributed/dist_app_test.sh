@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests of scanlab-dist as users run it.
 # Usage: dist_app_test.sh CASE BINDIR
-#   Errors    a dtype it does not take, an unknown job, more GPUs than the machine has (or no
-#             GPU): one line, exit 1, 2 or 3, nothing written under -o; runs everywhere
+#   Errors    a dtype it does not take (exit 1), an unknown job, --gpus 0, more GPUs than the
+#             machine has (exit 2; exit 3 where there is no GPU): one line, nothing written
+#             under -o; runs everywhere
 #   Validate  every job and dtype on every GPU of the machine, sizes 0, 7 and 1000003,
 #             reduce and scan with several operators, inclusive and exclusive: --validate
 #             against the single-GPU result passes and -o writes the result; also on one GPU
@@ -20,10 +21,10 @@ case "$case_name" in
     "$gen" --dist uniform --dtype int32 --n 100 -o "$tmp/x.npy" -q || fail "scanlab-gen"
     expect_error 2 "job" shuffle -i "$tmp/x.npy"
     expect_error 2 "--gpus" sort -i "$tmp/x.npy" --gpus 0
-    # 4096 GPUs: "this machine has N GPUs" (exit 1), or no usable GPU at all (exit 3).
+    # 4096 GPUs: "this machine has N GPUs" (exit 2), or no usable GPU at all (exit 3).
     "$app" sort -i "$tmp/x.npy" --gpus 4096 -o "$tmp/out.npy" > "$tmp/stdout" 2> "$tmp/stderr"
     rc=$?
-    if [[ $rc == 1 ]]; then
+    if [[ $rc == 2 ]]; then
       grep -qF "this machine has" "$tmp/stderr" || fail "--gpus 4096: $(cat "$tmp/stderr")"
     elif [[ $rc != 3 ]]; then
       fail "--gpus 4096 exited $rc: $(cat "$tmp/stderr")"
