@@ -47,8 +47,10 @@ case "$case_name" in
         done
       done
     }
-    check_runs "" int32 uint32 int64 uint64 float32 float64
-    check_runs "--gpus 1" int32 float64
+    # DIST_APP_TEST_DTYPES: a subset of the dtypes on every GPU (to run shards side by side);
+    # DIST_APP_TEST_ONE_GPU=0 leaves out the --gpus 1 runs
+    check_runs "" ${DIST_APP_TEST_DTYPES:-int32 uint32 int64 uint64 float32 float64}
+    [[ ${DIST_APP_TEST_ONE_GPU:-1} == 0 ]] || check_runs "--gpus 1" int32 float64
     ;;
   *) echo "unknown case $case_name"; exit 2 ;;
 esac
