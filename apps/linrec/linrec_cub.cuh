@@ -7,7 +7,14 @@
 // (0, f(x0_k)), exactly as scanlab does, so a batch is one scan), and its output is a
 // transform output iterator that writes only the map's b (the solution: every composed
 // map contains a reset, so its a is 0). One instantiation per element type: the form
-// (a,b), (lambda,u), EMA and the layout are runtime fields of the functors.
+// (a,b), (lambda,u), EMA, the layout and the direction are runtime fields of the functors.
+//
+// Reverse solves: the same scan over the maps read from each sequence's end (the scan's
+// i-th map of a sequence is its element length - 1 - i, through the index functors: CUB's
+// scan over reversed iterators). The backward pass (solve_gradient): the reverse scan over
+// the maps (a[i+1], dL/dx[i]) with the gradients' epilogue in the output iterator (a
+// tabulate output iterator: dL/db = g, dL/da = g x[i-1], dL/dx0 = a[0] g[0]): the same
+// 5 arrays moved as scanlab's fused pass.
 #pragma once
 
 #include <scanlab/algorithms/linrec.cuh>
@@ -15,6 +22,7 @@
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/permutation_iterator.h>
+#include <thrust/iterator/tabulate_output_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <thrust/iterator/transform_output_iterator.h>
 
@@ -38,6 +46,7 @@ struct problem {
   std::int64_t batch = 1;
   std::int64_t length = 0;
   bool interleaved = false;
+  bool reverse = false;  // x[i] = a[i] x[i+1] + b[i] from x[length] = x0 (per sequence)
 };
 
 // Sequence position of flat index i (in sequence order: k * length + t). Powers of two
@@ -57,6 +66,13 @@ struct sequence_index {
   }
 };
 
+// The element of step t (scan order) of sequence k.
+inline __host__ __device__ std::int64_t element(std::int64_t k, std::int64_t t, std::int64_t batch,
+                                                std::int64_t length, bool interleaved, bool reverse) {
+  const std::int64_t row = reverse ? length - 1 - t : t;
+  return interleaved ? row * batch + k : k * length + row;
+}
+
 template <class T>
 struct map_at {
   problem<T> pr;
@@ -64,7 +80,8 @@ struct map_at {
   __device__ affine_map<T> operator()(std::int64_t i) const {
     std::int64_t k = 0, t = i;
     if (pr.batch > 1) seq.split(i, k, t);
-    const std::int64_t e = pr.interleaved ? t * pr.batch + k : i;
+    const std::int64_t e = pr.reverse ? element(k, t, pr.batch, pr.length, pr.interleaved, true)
+                                      : (pr.interleaved ? t * pr.batch + k : i);
     affine_map<T> m;
     switch (pr.kind) {
       case form::ab: m = {pr.p[e], pr.q[e]}; break;
@@ -84,11 +101,12 @@ struct element_of {  // sequence order -> storage order
   std::int64_t batch;
   sequence_index seq;
   bool interleaved;
+  bool reverse;
   __host__ __device__ std::int64_t operator()(std::int64_t i) const {
-    if (!interleaved || batch == 1) return i;
-    std::int64_t k, t;
-    seq.split(i, k, t);
-    return t * batch + k;
+    if (!reverse && (!interleaved || batch == 1)) return i;
+    std::int64_t k = 0, t = i;
+    if (batch > 1) seq.split(i, k, t);
+    return element(k, t, batch, seq.length, interleaved, reverse);
   }
 };
 
@@ -114,8 +132,79 @@ template <class T>
   const sequence_index seq = make_index(pr.length);
   const auto maps = thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), map_at<T>{pr, seq});
   const auto positions =
-      thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), element_of<T>{pr.batch, seq, pr.interleaved});
+      thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0),
+                                      element_of<T>{pr.batch, seq, pr.interleaved, pr.reverse});
   const auto out = thrust::make_transform_output_iterator(thrust::make_permutation_iterator(d_x, positions), take_b<T>{});
+  return cub::DeviceScan::InclusiveScan(d_temp, temp_bytes, maps, out, scanlab::affine_then{},
+                                        static_cast<long long>(n), stream);
+}
+
+// ---- the backward pass of a forward solve ----
+
+template <class T>
+struct gradient_problem {
+  const T* a = nullptr;
+  const T* x = nullptr;       // the forward solution
+  const T* grad_x = nullptr;  // dL/dx
+  T* grad_a = nullptr;
+  T* grad_b = nullptr;
+  T* grad_x0 = nullptr;       // per sequence, or nullptr
+  const T* x0s = nullptr;     // the forward's initial states, or nullptr: x0
+  T x0 = 0;
+  std::int64_t batch = 1;
+  std::int64_t length = 0;
+  bool interleaved = false;
+};
+
+// Scan step t of sequence k takes element row = length - 1 - t: the map (a[row + 1],
+// dL/dx[row]), the first (row = length - 1) the constant (0, dL/dx).
+template <class T>
+struct gradient_map_at {
+  gradient_problem<T> pr;
+  sequence_index seq;
+  __device__ affine_map<T> operator()(std::int64_t i) const {
+    std::int64_t k = 0, t = i;
+    if (pr.batch > 1) seq.split(i, k, t);
+    const std::int64_t e = element(k, t, pr.batch, pr.length, pr.interleaved, true);
+    const T a_next = t == 0 ? T(0) : pr.a[element(k, t - 1, pr.batch, pr.length, pr.interleaved, true)];
+    return {a_next, pr.grad_x[e]};
+  }
+};
+
+// The epilogue: g = the scanned map's b.
+template <class T>
+struct gradient_write {
+  gradient_problem<T> pr;
+  sequence_index seq;
+  __device__ void operator()(std::ptrdiff_t i, const affine_map<T>& m) const {
+    std::int64_t k = 0, t = static_cast<std::int64_t>(i);
+    if (pr.batch > 1) seq.split(static_cast<std::int64_t>(i), k, t);
+    const std::int64_t e = element(k, t, pr.batch, pr.length, pr.interleaved, true);
+    const T g = m.b;
+    pr.grad_b[e] = g;
+    const bool first = t == pr.length - 1;  // the sequence's first element
+    const T previous = first ? (pr.x0s != nullptr ? pr.x0s[k] : pr.x0)
+                             : pr.x[element(k, t + 1, pr.batch, pr.length, pr.interleaved, true)];
+    pr.grad_a[e] = g * previous;
+    if (first && pr.grad_x0 != nullptr) {
+      const T a0 = pr.a[e];
+      pr.grad_x0[k] = a0 == T(0) ? T(0) : a0 * g;
+    }
+  }
+};
+
+// dL/da, dL/db (and dL/dx0) by CUB's generic scan; two-phase temp storage as CUB.
+template <class T>
+[[nodiscard]] cudaError_t solve_gradient(void* d_temp, std::size_t& temp_bytes, const gradient_problem<T>& pr,
+                                         cudaStream_t stream) {
+  const std::int64_t n = pr.batch * pr.length;
+  const sequence_index seq = make_index(pr.length);
+  const auto maps =
+      thrust::make_transform_iterator(thrust::counting_iterator<std::int64_t>(0), gradient_map_at<T>{pr, seq});
+  const auto out = thrust::make_tabulate_output_iterator(gradient_write<T>{pr, seq});
+  if (n == 0 && d_temp != nullptr && pr.grad_x0 != nullptr && pr.batch > 0) {
+    return cudaMemsetAsync(pr.grad_x0, 0, static_cast<std::size_t>(pr.batch) * sizeof(T), stream);
+  }
   return cub::DeviceScan::InclusiveScan(d_temp, temp_bytes, maps, out, scanlab::affine_then{},
                                         static_cast<long long>(n), stream);
 }

@@ -1,5 +1,6 @@
 // scanlab-linrec: the GPU side (linrec_gpu_float.cu, linrec_gpu_double.cu): scanlab's
-// linear recurrence solver and CUB's generic scan on the same device arrays. Plain C++
+// linear recurrence solver (forward, reverse, the backward pass) and CUB's generic scan on
+// the same device arrays. Plain C++
 // interface, so main.cpp (spdlog, CLI, JSON) never sees a CUDA header.
 #pragma once
 
@@ -25,17 +26,27 @@ struct gpu_request {
   bool interleaved = false;           // [length, batch] instead of [batch, length]
   std::vector<double> x0s;            // one initial state per sequence
   bool final_only = false;            // only the last state of each sequence
-  bool compare = false;               // also CUB's solution
+  bool reverse = false;               // x[i] = a[i] x[i+1] + b[i] from x[n] = x0 (the final state is x[0])
+  const io::host_array* grad_x = nullptr;  // the backward pass (form ab, forward): dL/dx, same shape and dtype as p
+  bool compare = false;               // also CUB's solution (and gradients)
   bool bench = false;                 // time scanlab and CUB
   bool variants = false;              // with bench: scanlab's tuning variants too (float32, row-major)
   int repeat = 20;
   std::string dataset;                // names the input in benchmark rows
 };
 
+// The backward pass's results: dL/da and dL/db in the shape of the input, dL/dx0 [batch].
+struct gradient_arrays {
+  io::host_array a, b, x0;
+};
+
 struct gpu_report {
   io::host_array x;                    // the solution, or the final states ([batch])
   std::optional<io::host_array> cub_x;  // CUB's, same shape as x (with compare)
-  std::vector<bench::result> rows;     // with bench: scanlab first, then CUB, then variants
+  std::optional<gradient_arrays> gradients;      // with grad_x: scanlab's (of scanlab's x)
+  std::optional<gradient_arrays> cub_gradients;  // with grad_x and compare: CUB's (of the same x)
+  std::vector<bench::result> rows;     // with bench: scanlab first, then CUB, then variants (with grad_x:
+                                       // the backward pass's rows; x is not timed)
   double memcpy_gbps = 0;
 };
 

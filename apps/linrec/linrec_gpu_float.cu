@@ -1,9 +1,10 @@
-// scanlab-linrec, GPU side for float32, with the tuning variants that --bench --variants
-// times (the table in primitives/docs/linrec.md).
+// scanlab-linrec, GPU side for float32, with the tuning variants that --bench --tune times
+// (the table in primitives/docs/linrec.md; with --backward, the backward pass's shapes).
 #include "linrec/linrec_gpu_impl.cuh"
 
 #include <scanlab/arch.cuh>
 
+#include <tuple>
 #include <type_traits>
 
 namespace scanlab::linrec_app {
@@ -13,12 +14,11 @@ namespace {
 // memory: each runs on the families with Hopper's limits (90, 100); the others, whose
 // blocks hold 64-163 KB, run the default table's row (there every variant times the same
 // kernel).
-template <class Policy>
+template <class Policy, class Default = default_linrec_policy<float>>
 struct hopper_variant {
   template <int Family>
   struct at {
-    using type = std::conditional_t<Family == 90 || Family == 100, Policy,
-                                    arch::policy_for<default_linrec_policy<float>, Family>>;
+    using type = std::conditional_t<Family == 90 || Family == 100, Policy, arch::policy_for<Default, Family>>;
   };
 };
 // threads, items per thread, resident blocks per SM (__launch_bounds__), prefetch
@@ -26,10 +26,21 @@ using variant_256x16_2p = hopper_variant<linrec_policy<256, 16, 2, true>>;
 using variant_512x8_2p = hopper_variant<linrec_policy<512, 8, 2, true>>;
 using variant_256x8_4p = hopper_variant<linrec_policy<256, 8, 4, true>>;
 using variant_256x16_2 = hopper_variant<linrec_policy<256, 16, 2, false>>;
+// The backward pass (three arrays staged per tile; the default is 512 x 16, 1/SM, two
+// buffers, L2 one tile beyond the one copied in: 192 KB of tiles): the shapes measured
+// against it (primitives/docs/linrec.md).
+template <class Policy>
+using gradient_variant = hopper_variant<Policy, default_linrec_gradient_policy<float>>;
+using gradient_variants =
+    std::tuple<gradient_variant<linrec_detail::linrec_buffers_policy<512, 16, 1, 2, 2>>,
+               gradient_variant<linrec_policy<512, 8, 1, true>>,
+               gradient_variant<linrec_policy<512, 8, 1, false>>,
+               gradient_variant<linrec_policy<256, 16, 1, true>>>;
 }  // namespace
 
 gpu_report run_gpu_f32(const gpu_request& request) {
-  return run_typed<float, variant_256x16_2p, variant_512x8_2p, variant_256x8_4p, variant_256x16_2>(request);
+  return run_typed<float, gradient_variants, variant_256x16_2p, variant_512x8_2p, variant_256x8_4p, variant_256x16_2>(
+      request);
 }
 
 }  // namespace scanlab::linrec_app

@@ -14,6 +14,12 @@
 // 1 / (1 - rho) when |a| <= rho < 1, i / 2 for a prefix sum (a = 1).
 // Relative errors are reported as |x_i(gpu) - x_i| / S_i: relative to the size of the
 // terms, which stays meaningful where x_i itself cancels to near zero.
+//
+// Reverse solves (x_i = a_i x_{i+1} + b_i, x_n = x0) are the same walk from the end. The
+// backward pass of a forward solve (check_gradients) is checked the same way: its adjoint
+// g_i = dL/dx_i + a_{i+1} g_{i+1} is a reverse recurrence (bound as above), and
+// dL/da_i = g_i x_{i-1}, dL/dx0 = a_0 g_0 are one product more: |m| times g's bound plus
+// one rounding, m the given x_{i-1} (or x0) or a_0.
 #pragma once
 
 #include <cmath>
@@ -99,23 +105,10 @@ struct check_result {
   [[nodiscard]] bool pass() const { return special_mismatches == 0 && max_bound_ratio <= 1.0; }
 };
 
-// Compares one computed value with the reference state.
+// The error bound of a state (see the top of this file).
 template <class T>
-inline void compare(check_result& r, const state& ref, T computed, std::int64_t flat_index) {
-  ++r.checked;
-  const long double got = computed;
-  const bool ref_finite = std::isfinite(ref.x);
-  if (!ref_finite || !std::isfinite(got)) {
-    const bool same = (std::isnan(ref.x) && std::isnan(got)) || (!std::isnan(ref.x) && ref.x == got);
-    if (!same) {
-      if (r.special_mismatches == 0) r.first_special_mismatch = flat_index;
-      ++r.special_mismatches;
-    }
-    return;
-  }
-  if (!std::isfinite(ref.scale) || !std::isfinite(ref.length)) return;  // no finite bound to check against
+inline long double bound_of(const state& ref) {
   const long double eps = std::numeric_limits<T>::epsilon();
-  const long double error = std::fabs(got - ref.x);
   // Relative rounding (eps per rounding, see primitives/docs/linrec.md) plus the underflow
   // floor: a rounding whose result is subnormal errs by up to denorm_min / 2 in absolute
   // terms, and those errors are carried forward like terms, attenuated by |a|; with 3
@@ -123,32 +116,90 @@ inline void compare(check_result& r, const state& ref, T computed, std::int64_t 
   // few denorm_min was too small: a plain sequential float loop through a silent stretch of
   // a sound, EMA alpha = 0.01, erred by 12.5 times it.)
   const long double floor = static_cast<long double>(std::numeric_limits<T>::denorm_min()) / 2 * (3 * ref.reach + 64);
-  const long double bound = eps * (3 * ref.length + 64 * ref.scale) + floor;
+  return eps * (3 * ref.length + 64 * ref.scale) + floor;
+}
+
+// Compares one computed value with a reference value of the given scale (the relative
+// error's denominator) and error bound.
+template <class T>
+inline void compare_value(check_result& r, long double expected, long double scale, long double bound, T computed,
+                          std::int64_t flat_index) {
+  ++r.checked;
+  const long double got = computed;
+  if (!std::isfinite(expected) || !std::isfinite(got)) {
+    const bool same = (std::isnan(expected) && std::isnan(got)) || (!std::isnan(expected) && expected == got);
+    if (!same) {
+      if (r.special_mismatches == 0) r.first_special_mismatch = flat_index;
+      ++r.special_mismatches;
+    }
+    return;
+  }
+  if (!std::isfinite(scale) || !std::isfinite(bound)) return;  // no finite bound to check against
+  const long double error = std::fabs(got - expected);
   const double ratio = static_cast<double>(error / bound);
   if (r.worst_index < 0 || ratio > r.max_bound_ratio) {
     r.max_bound_ratio = ratio;
     r.worst_index = flat_index;
   }
-  if (ref.scale > 0) {
-    const double relative = static_cast<double>(error / ref.scale);
+  if (scale > 0) {
+    const double relative = static_cast<double>(error / scale);
     if (relative > r.max_relative_error) r.max_relative_error = relative;
   } else if (error > 0) {
     r.max_relative_error = std::numeric_limits<double>::infinity();
   }
 }
 
+// Compares one computed value with the reference state.
+template <class T>
+inline void compare(check_result& r, const state& ref, T computed, std::int64_t flat_index) {
+  if (!std::isfinite(ref.scale) || !std::isfinite(ref.length)) {  // only the special values are compared
+    compare_value<T>(r, ref.x, ref.scale, std::numeric_limits<long double>::infinity(), computed, flat_index);
+    return;
+  }
+  compare_value<T>(r, ref.x, ref.scale, bound_of<T>(ref), computed, flat_index);
+}
+
+// m times the reference state (one product more: m's bound plus one rounding).
+template <class T>
+inline void compare_product(check_result& r, const state& ref, long double m, T computed, std::int64_t flat_index) {
+  const long double eps = std::numeric_limits<T>::epsilon();
+  const long double abs_m = std::fabs(m);
+  const long double expected = ref.x * m;
+  const long double scale = ref.scale * abs_m;
+  const bool finite = std::isfinite(ref.scale) && std::isfinite(ref.length) && std::isfinite(scale);
+  const long double bound = finite ? abs_m * bound_of<T>(ref) + eps * scale +
+                                         static_cast<long double>(std::numeric_limits<T>::denorm_min()) / 2
+                                   : std::numeric_limits<long double>::infinity();
+  compare_value<T>(r, expected, scale, bound, computed, flat_index);
+}
+
 // Checks x (the whole solution, same layout as the operands) or, with final_only, the
 // final states (one per sequence) against the sequential reference. x0s: one per sequence,
-// or empty for x0.
+// or empty for x0. reverse: x_i = a_i x_{i+1} + b_i from x_n = x0 (the final state is x_0).
 template <class T>
 check_result check(const operands<T>& ops, std::int64_t batch, std::int64_t length, bool interleaved,
-                   std::span<const T> x0s, T x0, std::span<const T> x, bool final_only) {
+                   std::span<const T> x0s, T x0, std::span<const T> x, bool final_only, bool reverse = false) {
   const auto initial = [&](std::int64_t k) -> long double {
     return x0s.empty() ? static_cast<long double>(x0) : static_cast<long double>(x0s[static_cast<std::size_t>(k)]);
   };
   const std::int64_t expected = final_only ? batch : batch * length;
   if (static_cast<std::int64_t>(x.size()) != expected) throw std::logic_error("linrec check: wrong result size");
   check_result r;
+  if (reverse) {
+    for (std::int64_t k = 0; k < batch; ++k) {
+      state s;
+      s.start(initial(k));
+      for (std::int64_t t = length - 1; t >= 0; --t) {
+        const std::int64_t e = interleaved ? t * batch + k : k * length + t;
+        long double a, b;
+        map_at(ops, e, a, b);
+        s.step(a, b);
+        if (!final_only) compare(r, s, x[static_cast<std::size_t>(e)], e);
+      }
+      if (final_only) compare(r, s, x[static_cast<std::size_t>(k)], k);
+    }
+    return r;
+  }
   if (!interleaved) {
     for (std::int64_t k = 0; k < batch; ++k) {
       state s;
@@ -176,6 +227,59 @@ check_result check(const operands<T>& ops, std::int64_t batch, std::int64_t leng
   }
   if (final_only) {
     for (std::int64_t k = 0; k < batch; ++k) compare(r, states[static_cast<std::size_t>(k)], x[static_cast<std::size_t>(k)], k);
+  }
+  return r;
+}
+
+// ---- the backward pass ----
+
+struct gradient_check_result {
+  check_result a, b, x0;  // dL/da, dL/db, dL/dx0 (those given)
+  [[nodiscard]] bool pass() const { return a.pass() && b.pass() && x0.pass(); }
+};
+
+// The backward pass of x = forward solve (a, b, x0) given dL/dx (grad_x) and x, checked
+// against the long double adjoint of that x: grad_b = g, grad_a[i] = g[i] x[i-1] (x0 at
+// each sequence's first element), grad_x0[k] = a[0] g[0] (0 where a[0] == 0). Empty
+// grad_a / grad_b / grad_x0 are not checked. Same layouts and x0 conventions as check().
+template <class T>
+gradient_check_result check_gradients(std::span<const T> a, std::span<const T> x, std::span<const T> grad_x,
+                                      std::int64_t batch, std::int64_t length, bool interleaved,
+                                      std::span<const T> x0s, T x0, std::span<const T> grad_a,
+                                      std::span<const T> grad_b, std::span<const T> grad_x0) {
+  const std::int64_t n = batch * length;
+  const auto size_is = [](std::size_t size, std::int64_t want) { return static_cast<std::int64_t>(size) == want; };
+  if (!size_is(a.size(), n) || !size_is(grad_x.size(), n) || (!grad_a.empty() && !size_is(x.size(), n)) ||
+      (!grad_a.empty() && !size_is(grad_a.size(), n)) || (!grad_b.empty() && !size_is(grad_b.size(), n)) ||
+      (!grad_x0.empty() && !size_is(grad_x0.size(), batch))) {
+    throw std::logic_error("linrec check_gradients: wrong array size");
+  }
+  gradient_check_result r;
+  for (std::int64_t k = 0; k < batch; ++k) {
+    const auto at = [&](std::int64_t t) { return interleaved ? t * batch + k : k * length + t; };
+    state g;
+    g.start(0);
+    for (std::int64_t t = length - 1; t >= 0; --t) {
+      const std::int64_t e = at(t);
+      const long double a_next = t + 1 < length ? static_cast<long double>(a[static_cast<std::size_t>(at(t + 1))]) : 0;
+      g.step(a_next, grad_x[static_cast<std::size_t>(e)]);  // a_next == 0 (the last element): a reset
+      if (!grad_b.empty()) compare(r.b, g, grad_b[static_cast<std::size_t>(e)], e);
+      if (!grad_a.empty()) {
+        const long double previous = t > 0 ? static_cast<long double>(x[static_cast<std::size_t>(at(t - 1))])
+                                           : (x0s.empty() ? static_cast<long double>(x0)
+                                                          : static_cast<long double>(x0s[static_cast<std::size_t>(k)]));
+        compare_product(r.a, g, previous, grad_a[static_cast<std::size_t>(e)], e);
+      }
+    }
+    if (!grad_x0.empty()) {
+      const T computed = grad_x0[static_cast<std::size_t>(k)];
+      const long double a0 = length > 0 ? static_cast<long double>(a[static_cast<std::size_t>(at(0))]) : 0;
+      if (a0 == 0) {  // a reset (or an empty sequence): exactly 0
+        compare_value<T>(r.x0, 0, 0, std::numeric_limits<long double>::denorm_min(), computed, k);
+      } else {
+        compare_product(r.x0, g, a0, computed, k);
+      }
+    }
   }
   return r;
 }

@@ -9,6 +9,9 @@
 //   scanlab-linrec --ema 0.1 -i signal.npy           y[i] = 0.9 y[i-1] + 0.1 s[i]
 //   scanlab-linrec --n 2^12 --batch 2^16 --validate --bench
 //   scanlab-linrec --final -i a.npy -b b.npy         only the last state of each sequence
+//   scanlab-linrec --reverse -i a.npy -b b.npy       x[i] = a[i] x[i+1] + b[i] from x[n] = x0
+//   scanlab-linrec -i a.npy -b b.npy --backward g.npy --grad-a da.npy --grad-b db.npy --grad-x0 dx0.npy
+//                                                    the backward pass of x = linrec(a, b, x0), g = dL/dx
 //
 // float32 and float64 are used as they are; other dtypes become float32 (logged). An
 // operand that is not given is generated (same shape, seed + 1).
@@ -26,6 +29,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -120,6 +124,9 @@ int main(int argc, char** argv) {
   std::string batch_text;
   bool interleaved = false;
   bool final_only = false;
+  bool reverse = false;
+  std::string backward_file;
+  std::string grad_a_file, grad_b_file, grad_x0_file;
   std::string a_range_text = "-0.99,0.99";
   bool variants = false;
   parser.add_option("-b,--b", second, "The second operand: b (or u with --lambda); 2-D for batches, like -i")
@@ -133,12 +140,31 @@ int main(int argc, char** argv) {
   parser.add_flag("--interleaved", interleaved,
                   "2-D arrays are [length, batch] (sequence k at k, k + batch, ...) instead of [batch, length]");
   parser.add_flag("--final", final_only, "Only the final state of each sequence (written with -o, shape [batch])");
+  parser.add_flag("--reverse", reverse,
+                  "Solve from the end: x[i] = a[i] x[i+1] + b[i] with x[n] = x0 (the state after each sequence; "
+                  "--final gives x[0]); every form");
+  CLI::Option* backward_option =
+      parser
+          .add_option("--backward", backward_file,
+                      "The backward pass of x = linrec(a, b, x0) (forward, (a, b) form): dL/dx from FILE (the shape "
+                      "of a), or generated (uniform in [-1, 1), seed + 2) without FILE; solves x, then dL/da, dL/db "
+                      "and dL/dx0 in one fused pass (--grad-a, --grad-b, --grad-x0)")
+          ->expected(0, 1)
+          ->type_name("[FILE]");
+  parser.add_option("--grad-a", grad_a_file, "With --backward: write dL/da (the shape of a; .npy, .bin, .txt)");
+  parser.add_option("--grad-b", grad_b_file, "With --backward: write dL/db (the shape of b)");
+  parser.add_option("--grad-x0", grad_x0_file, "With --backward: write dL/dx0, one per sequence (shape [batch])");
   parser.add_option("--a-range", a_range_text, "Generated a: uniform in LO,HI")->capture_default_str();
   parser.add_flag("--tune", variants, "With --bench: also time scanlab's tuning variants (float32, (a, b), row-major)");
   app.footer(
       "-o writes x as .npy (or .bin, .txt) in the inputs' shape. --n is the length of each generated "
       "sequence.\nOther dtypes are converted to float32. a[i] == 0 resets the sequence: x[i] = b[i] "
-      "whatever came before.",
+      "whatever came before.\n--reverse solves x[i] = a[i] x[i+1] + b[i] from the end (--x0: the state after "
+      "it). --backward [G.npy]: given dL/dx = G, the gradients of x = linrec(a, b, x0): dL/db = g with "
+      "g[i] = G[i] + a[i+1] g[i+1], dL/da[i] = g[i] x[i-1], dL/dx0 = a[0] g[0], written with --grad-a, "
+      "--grad-b, --grad-x0 (-o still writes x); --validate checks them against a long double adjoint of the "
+      "same x, --bench times the fused backward pass (5 arrays moved) against CUB's reversed scan with the "
+      "same epilogue.",
       "operand shapes differ, a validation failed");
 
   return app.run(argc, argv, [&] {
@@ -148,6 +174,23 @@ int main(int argc, char** argv) {
     if (ema_alpha && !std::isfinite(*ema_alpha)) throw std::invalid_argument("--ema: ALPHA must be finite");
     if (ema_alpha && (*ema_alpha < 0 || *ema_alpha > 1)) spdlog::warn("--ema {}: outside [0, 1]", *ema_alpha);
     if (ema_alpha && !second.empty()) throw std::invalid_argument("--ema takes one array (-i), not -b");
+    const bool backward = backward_option->count() > 0;
+    if (backward && kind != app_gpu::form::ab) {
+      throw std::invalid_argument("--backward is the backward pass of the (a, b) form: not with --lambda or --ema");
+    }
+    if (backward && (reverse || final_only)) {
+      throw std::invalid_argument(std::string("--backward differentiates the forward solve of x: not with ") +
+                                  (reverse ? "--reverse" : "--final"));
+    }
+    for (const auto& [file, flag] : {std::pair{&grad_a_file, "--grad-a"}, std::pair{&grad_b_file, "--grad-b"},
+                                     std::pair{&grad_x0_file, "--grad-x0"}}) {
+      if (file->empty()) continue;
+      if (!backward) throw std::invalid_argument(std::string(flag) + " needs --backward");
+      if (*file == "-") throw std::invalid_argument(std::string(flag) + " -: the gradients are written to files");
+    }
+    if (backward && !backward_file.empty() && !std::filesystem::exists(backward_file)) {
+      throw std::invalid_argument("--backward: " + backward_file + " does not exist");
+    }
     const auto [a_lo, a_hi] = parse_range(a_range_text);
     const std::int64_t generated_batch = batch_text.empty() ? 1 : scanlab::cli::parse_count(batch_text);
     if (generated_batch < 1) throw std::invalid_argument("--batch must be at least 1");
@@ -211,6 +254,27 @@ int main(int argc, char** argv) {
                                  " has shape " + shape_text(p) + ", " + q_label + " has shape " + shape_text(*q));
       }
     }
+    // dL/dx for the backward pass: the shape of a (and x).
+    std::optional<io::host_array> grad_x;
+    if (backward) {
+      std::string g_label;
+      if (!backward_file.empty()) {
+        grad_x = app.load_file(backward_file);
+        g_label = "dL/dx (" + backward_file + ")";
+        if (grad_x->type() != p.type()) {
+          spdlog::info("dL/dx: converting {} to {}", io::name(grad_x->type()), io::name(p.type()));
+          *grad_x = io::convert(*grad_x, p.type(), backward_file);
+        }
+      } else {
+        grad_x = generate_operand(p.type(), p.shape(), o.seed + 2, -1, 1);
+        g_label = "dL/dx (generated)";
+        spdlog::info("dL/dx: uniform in [-1, 1), shape {} (seed {})", shape_text(*grad_x), o.seed + 2);
+      }
+      if (grad_x->shape() != p.shape()) {
+        throw std::runtime_error("a and dL/dx must have the same shape: " + p_label + " has shape " + shape_text(p) +
+                                 ", " + g_label + " has shape " + shape_text(*grad_x));
+      }
+    }
     std::vector<double> x0s(static_cast<std::size_t>(batch), x0);
     if (!x0_file.empty()) {
       const io::host_array states = app.load_file(x0_file, io::dtype::f64);
@@ -234,15 +298,27 @@ int main(int argc, char** argv) {
     request.interleaved = interleaved && p.shape().size() == 2;
     request.x0s = x0s;
     request.final_only = final_only;
+    request.reverse = reverse;
+    request.grad_x = grad_x ? &*grad_x : nullptr;
     request.compare = o.validate;
     request.bench = o.bench;
     request.variants = variants;
     request.repeat = o.repeat;
     request.dataset = o.input.empty() ? "uniform" : o.input;
-    spdlog::info("solving {} sequence(s) of length {}{}", batch, length,
-                 batch > 1 ? (request.interleaved ? ", interleaved [length, batch]" : ", row-major [batch, length]") : "");
+    spdlog::info("solving {} sequence(s) of length {}{}{}", batch, length,
+                 batch > 1 ? (request.interleaved ? ", interleaved [length, batch]" : ", row-major [batch, length]") : "",
+                 reverse ? ", from the end" : backward ? ", then the backward pass" : "");
     const app_gpu::gpu_report report = is_double ? app_gpu::run_gpu_f64(request) : app_gpu::run_gpu_f32(request);
     app.write_output(report.x);
+    if (report.gradients) {
+      for (const auto& [file, array] : {std::pair{&grad_a_file, &report.gradients->a},
+                                        std::pair{&grad_b_file, &report.gradients->b},
+                                        std::pair{&grad_x0_file, &report.gradients->x0}}) {
+        if (file->empty()) continue;
+        io::write_dataset(*file, *array);
+        spdlog::info("wrote {} ({} x {})", *file, array->size(), io::name(array->type()));
+      }
+    }
 
     scanlab::app_report out = app.new_report();
     nlohmann::json& json = out.result();
@@ -252,6 +328,8 @@ int main(int argc, char** argv) {
     json["length"] = length;
     json["layout"] = request.interleaved ? "interleaved" : "row-major";
     json["final_only"] = final_only;
+    json["direction"] = reverse ? "reverse" : "forward";
+    json["backward"] = backward;
     json["input"] = p_label;
 
     // The last state of the first sequence, full precision (with -o: every value).
@@ -261,7 +339,8 @@ int main(int argc, char** argv) {
         if constexpr (std::is_floating_point_v<T>) {
           const auto v = x.as<T>();
           if (final_only) return static_cast<double>(v[0]);
-          const std::int64_t last = request.interleaved ? (length - 1) * batch : length - 1;
+          const std::int64_t t = reverse ? 0 : length - 1;  // the last state solved
+          const std::int64_t last = request.interleaved ? t * batch : t;
           return static_cast<double>(v[static_cast<std::size_t>(last)]);
         }
         return 0.0;
@@ -269,8 +348,19 @@ int main(int argc, char** argv) {
     };
     json["last_of_first"] = nullptr;
     if (const auto value = last_of_first(report.x)) {
-      std::cout << "x[" << length - 1 << "] of sequence 0 = " << full_precision(*value, is_double) << '\n';
+      std::cout << "x[" << (reverse ? 0 : length - 1) << "] of sequence 0 = " << full_precision(*value, is_double)
+                << '\n';
       json["last_of_first"] = *value;
+    }
+    if (report.gradients && report.gradients->x0.size() > 0) {
+      const double first = io::visit(p.type(), [&]<class T>() -> double {
+        if constexpr (std::is_floating_point_v<T>) {
+          return static_cast<double>(report.gradients->x0.as<T>()[0]);
+        }
+        return 0.0;
+      });
+      std::cout << "dL/dx0 of sequence 0 = " << full_precision(first, is_double) << '\n';
+      json["grad_x0_of_first"] = first;
     }
 
     if (o.validate) {
@@ -287,7 +377,7 @@ int main(int argc, char** argv) {
             ops.alpha = static_cast<long double>(static_cast<T>(request.alpha));
             std::vector<T> states(x0s.size());
             for (std::size_t k = 0; k < x0s.size(); ++k) states[k] = static_cast<T>(x0s[k]);
-            return ref::check<T>(ops, batch, length, request.interleaved, states, T(0), x.as<T>(), final_only);
+            return ref::check<T>(ops, batch, length, request.interleaved, states, T(0), x.as<T>(), final_only, reverse);
           }
           throw std::logic_error("linrec: float data expected");
         });
@@ -304,13 +394,50 @@ int main(int argc, char** argv) {
                               {"within_bound", ok}, {"detail", detail}});
         }
       };
+      // The backward pass: each gradient against the long double adjoint of scanlab's x.
+      const auto check_gradients = [&](const std::string& method, const app_gpu::gradient_arrays& g, bool must_pass) {
+        const ref::gradient_check_result r = io::visit(p.type(), [&]<class T>() -> ref::gradient_check_result {
+          if constexpr (std::is_floating_point_v<T>) {
+            std::vector<T> states(x0s.size());
+            for (std::size_t k = 0; k < x0s.size(); ++k) states[k] = static_cast<T>(x0s[k]);
+            return ref::check_gradients<T>(p.as<T>(), report.x.as<T>(), grad_x->as<T>(), batch, length,
+                                           request.interleaved, states, T(0), g.a.as<T>(), g.b.as<T>(), g.x0.as<T>());
+          }
+          throw std::logic_error("linrec: float data expected");
+        });
+        for (const auto& [what, c] : {std::pair{"dL/da", &r.a}, std::pair{"dL/db", &r.b}, std::pair{"dL/dx0", &r.x0}}) {
+          const bool ok = c->pass();
+          const std::string name = method + " " + what;
+          table.add_row({name, scientific(c->max_relative_error), scientific(c->max_bound_ratio),
+                         std::to_string(c->special_mismatches), ok ? "pass" : (must_pass ? "FAIL" : "outside bound")});
+          const std::string detail = name + ": max error / bound " + scientific(c->max_bound_ratio) + " (worst at " +
+                                     std::to_string(c->worst_index) + "), " + std::to_string(c->special_mismatches) +
+                                     " NaN/Inf mismatches in " + std::to_string(c->checked) + " values";
+          if (must_pass) {
+            out.add({std::string("long double adjoint (") + what + ")", ok, detail, c->max_relative_error});
+          } else {
+            compared.push_back({{"method", name}, {"max_relative_error", c->max_relative_error},
+                                {"within_bound", ok}, {"detail", detail}});
+          }
+        }
+      };
       spdlog::info("validating against the sequential long double solve ({} elements)", batch * length);
       check_one("scanlab", report.x, true);
-      if (report.cub_x) check_one("cub InclusiveScan (affine maps)", *report.cub_x, false);
+      if (report.cub_x) check_one(reverse ? "cub InclusiveScan (affine maps, reversed)" : "cub InclusiveScan (affine maps)",
+                                  *report.cub_x, false);
+      if (report.gradients) {
+        spdlog::info("validating the gradients against the long double adjoint of x");
+        check_gradients("scanlab", *report.gradients, true);
+        if (report.cub_gradients) check_gradients("cub", *report.cub_gradients, false);
+      }
       std::cout << '\n';
       table.print(std::cout);
       std::cout << "Errors against the sequential long double solve; rel. error = |err| / sum_j |a_j+1..a_i| |b_j| "
                    "(the size of the terms), bound = eps (3 L + 64 S), see primitives/docs/linrec.md.\n";
+      if (report.gradients) {
+        std::cout << "Gradients against the long double adjoint of scanlab's x: dL/db = g (the reverse recurrence's "
+                     "bound), dL/da and dL/dx0 one product more.\n";
+      }
       json["compared"] = compared;
     }
 
@@ -326,8 +453,14 @@ int main(int argc, char** argv) {
       }
       std::cout << '\n';
       summary.print(std::cout);
-      std::cout << "Bytes: every operand read once and x written once (" << (kind == app_gpu::form::ema ? 8 : 12) * (is_double ? 2 : 1)
-                << " bytes per element" << (final_only ? ", minus the write with --final" : "") << ").\n";
+      if (backward) {
+        std::cout << "Bytes: a, x and dL/dx read once, dL/da and dL/db written once (" << 20 * (is_double ? 2 : 1)
+                  << " bytes per element), x0 read and dL/dx0 written per sequence; x (solved before) is not "
+                     "timed.\n";
+      } else {
+        std::cout << "Bytes: every operand read once and x written once (" << (kind == app_gpu::form::ema ? 8 : 12) * (is_double ? 2 : 1)
+                  << " bytes per element" << (final_only ? ", minus the write with --final" : "") << ").\n";
+      }
       out.set_bench(std::move(bench));
     }
     return app.finish(out, "the result is outside its error bound (see the check column)");

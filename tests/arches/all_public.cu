@@ -183,6 +183,12 @@ cudaError_t floating(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_
   keep(scanlab::linear_recurrence_final(d_temp, bytes, d_a, d_b, d_x, n, T(0), stream));
   keep(scanlab::linear_recurrence_final_batched(d_temp, bytes, d_a, d_b, d_x, n, n, scanlab::batch_layout::row_major,
                                                 d_a, stream));
+  keep(scanlab::linear_recurrence_reverse(d_temp, bytes, d_a, d_b, d_x, n, T(0), stream));
+  keep(scanlab::linear_recurrence_reverse_batched(d_temp, bytes, d_a, d_b, d_x, n, n,
+                                                  scanlab::batch_layout::interleaved, d_a, stream));
+  keep(scanlab::linear_recurrence_backward(d_temp, bytes, d_a, d_b, d_a, d_x, d_x, d_x, n, T(0), stream));
+  keep(scanlab::linear_recurrence_backward_batched(d_temp, bytes, d_a, d_b, d_a, d_x, d_x, d_x, n, n,
+                                                   scanlab::batch_layout::interleaved, d_b, stream));
   return s;
 }
 

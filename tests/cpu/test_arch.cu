@@ -63,6 +63,17 @@ void check_tables() {
   EXPECT_FALSE(arch::fits(86, hopper_linrec::block_threads, 1, linrec_smem(std::type_identity<hopper_linrec>{})));
   EXPECT_FALSE(arch::fits(80, hopper_linrec::block_threads, 1, linrec_smem(std::type_identity<hopper_linrec>{})));
   EXPECT_TRUE(arch::table_fits<linrec_t>(linrec_smem));
+  // The backward pass: three arrays a tile; on Hopper the forward's tile in two buffers.
+  using gradient_t = scanlab::linrec_detail::linrec_gradient_tuning<T>;
+  const auto gradient_smem = [](auto policy) {
+    return scanlab::linrec_detail::linrec_agent<typename decltype(policy)::type,
+                                                scanlab::linrec_detail::gradient_source<T>, T>::smem_bytes;
+  };
+  using hopper_gradient = arch::policy_for<gradient_t, 90>;
+  EXPECT_EQ(hopper_gradient::tile_items, hopper_linrec::tile_items);
+  EXPECT_EQ(hopper_gradient::buffers, 2);
+  EXPECT_GT(gradient_smem(std::type_identity<hopper_gradient>{}), 190u * 1024);
+  EXPECT_TRUE(arch::table_fits<gradient_t>(gradient_smem));
 
   using two_way_t = scanlab::partition_detail::partition_tuning<T>;
   using three_way_t = scanlab::partition_detail::three_way_tuning<T>;

@@ -5,18 +5,8 @@
 
 namespace scanlab::test::linrec {
 
-template <class T>
-reference_result reference_check(const reference_operands_t<T>& ops, std::int64_t batch, std::int64_t length,
-                                 bool interleaved, std::span<const T> x0s, T x0, std::span<const T> x,
-                                 bool final_only) {
-  linrec_ref::operands<T> o;
-  o.kind = ops.kind == reference_form::ab       ? linrec_ref::form::ab
-           : ops.kind == reference_form::lambda ? linrec_ref::form::lambda
-                                                : linrec_ref::form::ema;
-  o.p = ops.p;
-  o.q = ops.q;
-  o.alpha = static_cast<long double>(ops.alpha);
-  const linrec_ref::check_result r = linrec_ref::check(o, batch, length, interleaved, x0s, x0, x, final_only);
+namespace {
+reference_result converted(const linrec_ref::check_result& r) {
   return reference_result{.checked = r.checked,
                           .max_relative_error = r.max_relative_error,
                           .max_bound_ratio = r.max_bound_ratio,
@@ -24,11 +14,45 @@ reference_result reference_check(const reference_operands_t<T>& ops, std::int64_
                           .special_mismatches = r.special_mismatches,
                           .first_special_mismatch = r.first_special_mismatch};
 }
+}  // namespace
+
+template <class T>
+reference_result reference_check(const reference_operands_t<T>& ops, std::int64_t batch, std::int64_t length,
+                                 bool interleaved, std::span<const T> x0s, T x0, std::span<const T> x,
+                                 bool final_only, bool reverse) {
+  linrec_ref::operands<T> o;
+  o.kind = ops.kind == reference_form::ab       ? linrec_ref::form::ab
+           : ops.kind == reference_form::lambda ? linrec_ref::form::lambda
+                                                : linrec_ref::form::ema;
+  o.p = ops.p;
+  o.q = ops.q;
+  o.alpha = static_cast<long double>(ops.alpha);
+  return converted(linrec_ref::check(o, batch, length, interleaved, x0s, x0, x, final_only, reverse));
+}
 
 template reference_result reference_check<float>(const reference_operands_t<float>&, std::int64_t, std::int64_t,
-                                                 bool, std::span<const float>, float, std::span<const float>, bool);
+                                                 bool, std::span<const float>, float, std::span<const float>, bool,
+                                                 bool);
 template reference_result reference_check<double>(const reference_operands_t<double>&, std::int64_t, std::int64_t,
                                                   bool, std::span<const double>, double, std::span<const double>,
-                                                  bool);
+                                                  bool, bool);
+
+template <class T>
+gradient_reference_result reference_check_gradients(std::span<const T> a, std::span<const T> x,
+                                                    std::span<const T> grad_x, std::int64_t batch,
+                                                    std::int64_t length, bool interleaved, std::span<const T> x0s,
+                                                    T x0, std::span<const T> grad_a, std::span<const T> grad_b,
+                                                    std::span<const T> grad_x0) {
+  const linrec_ref::gradient_check_result r =
+      linrec_ref::check_gradients(a, x, grad_x, batch, length, interleaved, x0s, x0, grad_a, grad_b, grad_x0);
+  return {converted(r.a), converted(r.b), converted(r.x0)};
+}
+
+template gradient_reference_result reference_check_gradients<float>(
+    std::span<const float>, std::span<const float>, std::span<const float>, std::int64_t, std::int64_t, bool,
+    std::span<const float>, float, std::span<const float>, std::span<const float>, std::span<const float>);
+template gradient_reference_result reference_check_gradients<double>(
+    std::span<const double>, std::span<const double>, std::span<const double>, std::int64_t, std::int64_t, bool,
+    std::span<const double>, double, std::span<const double>, std::span<const double>, std::span<const double>);
 
 }  // namespace scanlab::test::linrec

@@ -32,17 +32,40 @@ struct reference_result {
 };
 
 // linrec_ref::check: x (or, with final_only, the final states) against the sequential
-// reference within the error bound. Defined for float and double.
+// reference within the error bound; reverse: x_i = a_i x_{i+1} + b_i from x_n = x0.
+// Defined for float and double.
 template <class T>
 reference_result reference_check(const reference_operands_t<T>& ops, std::int64_t batch, std::int64_t length,
                                  bool interleaved, std::span<const T> x0s, T x0, std::span<const T> x,
-                                 bool final_only);
+                                 bool final_only, bool reverse = false);
 
 extern template reference_result reference_check<float>(const reference_operands_t<float>&, std::int64_t,
                                                         std::int64_t, bool, std::span<const float>, float,
-                                                        std::span<const float>, bool);
+                                                        std::span<const float>, bool, bool);
 extern template reference_result reference_check<double>(const reference_operands_t<double>&, std::int64_t,
                                                           std::int64_t, bool, std::span<const double>, double,
-                                                          std::span<const double>, bool);
+                                                          std::span<const double>, bool, bool);
+
+struct gradient_reference_result {
+  reference_result a, b, x0;  // dL/da, dL/db, dL/dx0
+  [[nodiscard]] bool pass() const { return a.pass() && b.pass() && x0.pass(); }
+};
+
+// linrec_ref::check_gradients: the backward pass of a forward solve (a, x0s or x0; x its
+// result, grad_x = dL/dx) against the long double adjoint of that x. Empty grad_* are not
+// checked.
+template <class T>
+gradient_reference_result reference_check_gradients(std::span<const T> a, std::span<const T> x,
+                                                    std::span<const T> grad_x, std::int64_t batch,
+                                                    std::int64_t length, bool interleaved, std::span<const T> x0s,
+                                                    T x0, std::span<const T> grad_a, std::span<const T> grad_b,
+                                                    std::span<const T> grad_x0);
+
+extern template gradient_reference_result reference_check_gradients<float>(
+    std::span<const float>, std::span<const float>, std::span<const float>, std::int64_t, std::int64_t, bool,
+    std::span<const float>, float, std::span<const float>, std::span<const float>, std::span<const float>);
+extern template gradient_reference_result reference_check_gradients<double>(
+    std::span<const double>, std::span<const double>, std::span<const double>, std::int64_t, std::int64_t, bool,
+    std::span<const double>, double, std::span<const double>, std::span<const double>, std::span<const double>);
 
 }  // namespace scanlab::test::linrec

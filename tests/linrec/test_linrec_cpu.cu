@@ -1,5 +1,6 @@
 // CPU tests of the linear recurrence's arithmetic (run anywhere): the composition
-// operator and its reset rule, the reference checker, and the documented error bound,
+// operator and its reset rule, the reference checker (forward, reverse, and the adjoint
+// against finite differences), and the documented error bound,
 // checked on a host tree evaluation (Kogge-Stone over the maps, depth log2 n) in float;
 // and the public API's host side: the input forms' maps, and the size queries of a policy
 // and of single_pass_options (no device is touched by a size query).
@@ -188,6 +189,144 @@ TEST(linrec_reference, SequentialLoopThroughSubnormalsStaysWithinTheBound) {
   EXPECT_GT(r.max_bound_ratio, 0.0);
 }
 
+// ---- reverse solves and the backward pass: the references ----
+
+// The reverse reference is the forward one on reversed arrays; a plain reverse loop passes it.
+TEST(linrec_reference, ReverseIsTheForwardOfTheReversedArrays) {
+  const std::uint64_t seed = scanlab::test::test_seed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const std::int64_t batch = 3, length = 500;
+  for (const bool interleaved : {false, true}) {
+    std::vector<float> a(batch * length), b(batch * length), x(batch * length), ra(a.size()), rb(b.size()),
+        rx(x.size());
+    std::vector<float> ends = {0.5f, -1.0f, 2.0f};
+    const auto at = [&](std::int64_t k, std::int64_t t) {
+      return static_cast<std::size_t>(interleaved ? t * batch + k : k * length + t);
+    };
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      a[i] = static_cast<float>(0.95 * unit(rng));
+      b[i] = static_cast<float>(unit(rng));
+    }
+    a[at(1, 200)] = 0.0f;  // a reset
+    for (std::int64_t k = 0; k < batch; ++k) {
+      float state = ends[static_cast<std::size_t>(k)];
+      for (std::int64_t t = length - 1; t >= 0; --t) {
+        state = apply(affine_map<float>{a[at(k, t)], b[at(k, t)]}, state);
+        x[at(k, t)] = state;
+        ra[at(k, length - 1 - t)] = a[at(k, t)];
+        rb[at(k, length - 1 - t)] = b[at(k, t)];
+        rx[at(k, length - 1 - t)] = state;
+      }
+    }
+    ref::operands<float> ops, rops;
+    ops.p = a;
+    ops.q = b;
+    rops.p = ra;
+    rops.q = rb;
+    const auto r = ref::check<float>(ops, batch, length, interleaved, ends, 0.0f, x, false, true);
+    const auto f = ref::check<float>(rops, batch, length, interleaved, ends, 0.0f, rx, false);
+    EXPECT_TRUE(r.pass()) << r.max_bound_ratio;
+    EXPECT_EQ(r.max_bound_ratio, f.max_bound_ratio);
+    EXPECT_EQ(r.checked, batch * length);
+    // Final states of the reverse solve: x[0].
+    std::vector<float> firsts = {x[at(0, 0)], x[at(1, 0)], x[at(2, 0)]};
+    EXPECT_TRUE((ref::check<float>(ops, batch, length, interleaved, ends, 0.0f, firsts, true, true).pass()));
+    // The forward reading of the same x fails.
+    EXPECT_FALSE((ref::check<float>(ops, batch, length, interleaved, ends, 0.0f, x, false).pass()));
+  }
+}
+
+// The adjoint reference agrees with central differences in long double of L = sum(w x),
+// and refuses gradients that are off by one element or miss x0.
+TEST(linrec_reference, AdjointMatchesFiniteDifferences) {
+  const std::uint64_t seed = scanlab::test::test_seed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const std::int64_t batch = 2, length = 40;
+  const std::size_t n = static_cast<std::size_t>(batch * length);
+  std::vector<double> a(n), b(n), w(n), x0s = {0.75, -0.5};
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = 0.9 * unit(rng);
+    b[i] = unit(rng);
+    w[i] = unit(rng);
+  }
+  a[7] = 0.0;  // a reset inside sequence 0
+  a[static_cast<std::size_t>(length)] = 0.0;  // sequence 1 starts with a reset: dL/dx0 = 0
+  const auto solve = [&](const std::vector<long double>& p) {  // p: a, then b, then x0s
+    long double loss = 0;
+    std::vector<double> x(n);
+    for (std::int64_t k = 0; k < batch; ++k) {
+      long double state = p[2 * n + static_cast<std::size_t>(k)];
+      for (std::int64_t t = 0; t < length; ++t) {
+        const auto i = static_cast<std::size_t>(k * length + t);
+        state = p[i] == 0 ? p[n + i] : p[i] * state + p[n + i];
+        x[i] = static_cast<double>(state);
+        loss += static_cast<long double>(w[i]) * state;
+      }
+    }
+    return std::pair{loss, x};
+  };
+  std::vector<long double> params;
+  for (double v : a) params.push_back(v);
+  for (double v : b) params.push_back(v);
+  for (double v : x0s) params.push_back(v);
+  const std::vector<double> x = solve(params).second;
+  std::vector<double> fd(params.size());
+  for (std::size_t j = 0; j < params.size(); ++j) {
+    const long double saved = params[j], h = 1e-7L * (1 + std::fabs(saved));
+    params[j] = saved + h;
+    const long double up = solve(params).first;
+    params[j] = saved - h;
+    const long double down = solve(params).first;
+    params[j] = saved;
+    fd[j] = static_cast<double>((up - down) / (2 * h));
+  }
+  const std::vector<double> da(fd.begin(), fd.begin() + static_cast<std::ptrdiff_t>(n));
+  const std::vector<double> db(fd.begin() + static_cast<std::ptrdiff_t>(n), fd.begin() + static_cast<std::ptrdiff_t>(2 * n));
+  std::vector<double> dx0(fd.begin() + static_cast<std::ptrdiff_t>(2 * n), fd.end());
+  EXPECT_NEAR(dx0[1], 0.0, 1e-9);
+  dx0[1] = 0.0;  // a reset: exactly 0 (the differences give ~1e-12)
+  // The plain adjoint, sequentially, in double: against the differences (which are about
+  // 1e-12 off: a tolerance, not the rounding bound), then against the reference.
+  std::vector<double> exact_a(n), exact_b(n), exact_x0(2);
+  {
+    for (std::int64_t k = 0; k < batch; ++k) {
+      double g = 0;
+      for (std::int64_t t = length - 1; t >= 0; --t) {
+        const auto i = static_cast<std::size_t>(k * length + t);
+        const double a_next = t + 1 < length ? a[i + 1] : 0.0;
+        g = a_next == 0 ? w[i] : a_next * g + w[i];
+        exact_b[i] = g;
+        exact_a[i] = g * (t > 0 ? x[i - 1] : x0s[static_cast<std::size_t>(k)]);
+      }
+      const auto first = static_cast<std::size_t>(k * length);
+      exact_x0[static_cast<std::size_t>(k)] = a[first] == 0 ? 0.0 : a[first] * exact_b[first];
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(exact_a[i], da[i], 1e-6) << i;
+    EXPECT_NEAR(exact_b[i], db[i], 1e-6) << i;
+  }
+  EXPECT_NEAR(exact_x0[0], dx0[0], 1e-6);
+  EXPECT_EQ(exact_x0[1], 0.0);
+  const auto plain = ref::check_gradients<double>(a, x, w, batch, length, false, x0s, 0.0, exact_a, exact_b, exact_x0);
+  EXPECT_TRUE(plain.pass()) << plain.a.max_bound_ratio << " " << plain.b.max_bound_ratio << " "
+                            << plain.x0.max_bound_ratio;
+  // Off by one element, x[i] instead of x[i-1], or x0 left out: refused.
+  std::vector<double> shifted_b(exact_b.begin() + 1, exact_b.end());
+  shifted_b.push_back(0.0);
+  EXPECT_FALSE((ref::check_gradients<double>(a, x, w, batch, length, false, x0s, 0.0, {}, shifted_b, {}).pass()));
+  std::vector<double> wrong_a(n);
+  for (std::size_t i = 0; i < n; ++i) wrong_a[i] = exact_b[i] * x[i];
+  EXPECT_FALSE((ref::check_gradients<double>(a, x, w, batch, length, false, x0s, 0.0, wrong_a, {}, {}).pass()));
+  std::vector<double> no_x0 = exact_a;
+  no_x0[0] = 0.0;
+  EXPECT_FALSE((ref::check_gradients<double>(a, x, w, batch, length, false, x0s, 0.0, no_x0, {}, {}).pass()));
+  std::vector<double> wrong_x0 = {exact_x0[0], 1.0};  // not 0 after a reset
+  EXPECT_FALSE((ref::check_gradients<double>(a, x, w, batch, length, false, x0s, 0.0, {}, {}, wrong_x0).pass()));
+}
+
 // ---- the public API's host side ----
 
 TEST(linrec_public_api, InputFormsBuildTheDocumentedMaps) {
@@ -250,6 +389,21 @@ TEST(linrec_public_api, PolicySizesAndInvalidOptions) {
   EXPECT_EQ(named, tuned);
   EXPECT_EQ(named_small, small);
 
+  // Reverse solves take the same tiles; the backward pass its own (smaller: three arrays).
+  std::size_t reverse = 0, backward = 0, backward_columns = 0;
+  ASSERT_EQ(scanlab::linear_recurrence_reverse<float>(nullptr, reverse, none, none, out, n, 0.0f), cudaSuccess);
+  EXPECT_EQ(reverse, tuned);
+  ASSERT_EQ(scanlab::linear_recurrence_backward<float>(nullptr, backward, none, none, none, out, out, out, n, 0.0f),
+            cudaSuccess);
+  EXPECT_EQ(backward, (ld::rows_temp_bytes<scanlab::default_linrec_gradient_policy<float>, float>(n)));
+  EXPECT_GE(backward, tuned);  // sized for every family: the smallest tiles (Turing's) are the same
+  ASSERT_EQ(scanlab::linear_recurrence_backward_batched<float>(nullptr, backward_columns, none, none, none, out, out,
+                                                               out, 4, n / 4, batch_layout::interleaved),
+            cudaSuccess);
+  EXPECT_GT(backward_columns, 1u);  // the segment maps of 4 long sequences
+  EXPECT_EQ(scanlab::linear_recurrence_backward<float>(nullptr, backward, none, none, none, out, out, out, -1, 0.0f),
+            cudaErrorInvalidValue);
+
   const scanlab::single_pass_options invalid[] = {{launch_mode::automatic, -1}, {static_cast<launch_mode>(7), 0}};
   for (const auto& o : invalid) {
     std::size_t bytes = 0;
@@ -270,6 +424,10 @@ TEST(linrec_public_api, PolicySizesAndInvalidOptions) {
     EXPECT_EQ(scanlab::exponential_moving_average(nullptr, bytes, none, out, n, 0.5f, 0.0f, nullptr, o),
               cudaErrorInvalidValue);
     EXPECT_EQ(scanlab::linear_recurrence_final(nullptr, bytes, none, none, out, n, 0.0f, nullptr, o),
+              cudaErrorInvalidValue);
+    EXPECT_EQ(scanlab::linear_recurrence_reverse(nullptr, bytes, none, none, out, n, 0.0f, nullptr, o),
+              cudaErrorInvalidValue);
+    EXPECT_EQ(scanlab::linear_recurrence_backward(nullptr, bytes, none, none, none, out, out, out, n, 0.0f, nullptr, o),
               cudaErrorInvalidValue);
   }
 }

@@ -27,6 +27,8 @@ runs=(
   "quicksort|scanlab-quicksort --n $n --validate --bench"
   "sort|scanlab-sort --n $n --validate --bench"
   "linrec|scanlab-linrec --n $n --validate --bench"
+  "linrec_reverse|scanlab-linrec --n $n --batch 4 --reverse --validate --bench"
+  "linrec_backward|scanlab-linrec --n $n --backward --validate --bench"
   "jacobi|scanlab-jacobi --n 16 --validate --bench"
   "cg|scanlab-cg --poisson3d 8 --validate --bench"
   "dist_sort|scanlab-dist sort --n $n --dtype uint32 --validate --bench"

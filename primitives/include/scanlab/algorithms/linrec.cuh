@@ -28,10 +28,35 @@
 //   linear_recurrence_final_batched(...)              reads a and b, writes one value per sequence)
 //   solve_linear_recurrence(src, x, final, batch, length, layout, x0s, x0)
 //                                                     any input form (linrec_ab, linrec_lambda,
-//                                                     linrec_ema), x and/or final states: the
-//                                                     general form behind all of the above
+//                                                     linrec_ema, and linrec_reverse(any of them)),
+//                                                     x and/or final states: the general form
+//                                                     behind all of the above
+//   linear_recurrence_reverse(a, b, x, n, x_end)      x[i] = a[i] x[i+1] + b[i], x[n] = x_end
+//   linear_recurrence_reverse_batched(a, b, x, batch, length, layout, x_ends)
+//                                                     (the same kernels, tiles read from the end)
+//   linear_recurrence_backward(a, x, grad_x, grad_a, grad_b, grad_x0, n, x0)
+//   linear_recurrence_backward_batched(..., batch, length, layout, x0s)
+//                                                     the backward pass of x = linrec(a, b, x0):
+//                                                     dL/da, dL/db, dL/dx0 from dL/dx in ONE
+//                                                     fused pass (below)
 // Optional tuning (scanlab/tuning.hpp): a tile shape as template argument (after T in the
 // named forms, first in solve_linear_recurrence) and single_pass_options as last argument.
+//
+// Memory traffic (elements read / written, n = batch * length):
+//   solve (a, b)             2n read, n written  (12 bytes per float element)
+//   EMA                      n read, n written
+//   final states only        2n read, batch written
+//   reverse                  the same as forward
+//   backward                 3n read (a, x, dL/dx), 2n written (dL/da, dL/db): 20 bytes per
+//                            float element; plus batch read (x0) and batch written (dL/dx0).
+//                            Interleaved batches of fewer than 2^17 sequences: a and dL/dx
+//                            read twice (the column segments), 7n in all.
+// The backward pass: the adjoint g of x = linrec(a, b, x0) is the reverse recurrence
+// g[i] = dL/dx[i] + a[i+1] g[i+1] (g[n-1] = dL/dx[n-1]): the reverse solve of the maps
+// (a[i+1], dL/dx[i]) from 0, the shift of a done where each tile is read (each warp's part
+// of a tile is copied in with the element after it). dL/db = g; the finish also forms
+// dL/da[i] = g[i] x[i-1] (x[-1] = x0; x read with the tile, the element before each warp's
+// part with it) and dL/dx0 = a[0] g[0].
 //
 // Guarantees, for every entry point here:
 //  - a[i] == 0 RESETS: x[i] = b[i] whatever x[i-1] is, also Inf or NaN (IEEE would give
@@ -116,6 +141,18 @@ template <class T>
   return {d_s, nullptr, alpha, T(1) - alpha};
 }
 
+// Any of the three, solved from the end: x[i] = a_i x[i+1] + b_i with x[n] = x0 (the state
+// after each sequence's end; the final state is then x[0]). The same kernels, walking the
+// tiles (or rows) from the end.
+template <class Source>
+using linrec_reversed_source = linrec_detail::reversed<Source>;
+template <class Source>
+[[nodiscard]] linrec_reversed_source<Source> linrec_reverse(const Source& src) {
+  linrec_reversed_source<Source> reversed{};
+  static_cast<Source&>(reversed) = src;
+  return reversed;
+}
+
 namespace linrec_detail {
 
 // The element type of an input form (the three above only).
@@ -133,6 +170,8 @@ template <class T>
 struct source_value<ema_source<T>> {
   using type = T;
 };
+template <class Source>
+struct source_value<reversed<Source>> : source_value<Source> {};
 
 template <class Policy, class Source, class T>
 [[nodiscard]] cudaError_t solve(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
@@ -145,6 +184,24 @@ template <class Policy, class Source, class T>
     return dispatch_columns<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch);
   }
   return dispatch_rows<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch);
+}
+
+template <class Policy, class T>
+[[nodiscard]] cudaError_t backward(void* d_temp, std::size_t& temp_bytes, const T* d_a, const T* d_x,
+                                   const T* d_grad_x, T* d_grad_a, T* d_grad_b, T* d_grad_x0, std::int64_t batch,
+                                   std::int64_t length, batch_layout layout, const T* d_x0s, T x0,
+                                   cudaStream_t stream, const single_pass_options& options) {
+  if (!detail::valid_options(options)) return cudaErrorInvalidValue;
+  const auto launch = detail::to_dispatch_options<linrec_options>(options);
+  const gradient_source<T> src{d_a, d_grad_x, d_x, d_grad_a, d_grad_x0};
+  if (layout == batch_layout::interleaved && batch > 1 && length > 1) {
+    // Column walks; the segment maps of few long sequences are solved by the forward tiles.
+    return dispatch_gradient_columns<default_linrec_policy<T>>(d_temp, temp_bytes, src, d_grad_b, batch, length,
+                                                               d_x0s, x0, stream, launch);
+  }
+  using policy = detail::resolve_policy_t<Policy, default_linrec_gradient_policy<T>>;
+  return dispatch_rows<policy>(d_temp, temp_bytes, src, d_grad_b, static_cast<T*>(nullptr), batch, length, d_x0s, x0,
+                               stream, launch);
 }
 
 }  // namespace linrec_detail
@@ -164,6 +221,9 @@ template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm, bool Prefetc
 using linrec_policy = linrec_detail::linrec_policy<BlockThreads, ItemsPerThread, MinBlocksPerSm, Prefetch>;
 template <class T>
 using default_linrec_policy = linrec_detail::default_linrec_policy<T>;
+// The backward pass's default (three arrays staged per tile: smaller tiles).
+template <class T>
+using default_linrec_gradient_policy = linrec_detail::default_linrec_gradient_policy<T>;
 
 // ---- any input form: the general entry point behind every one below ----
 
@@ -201,6 +261,74 @@ template <class T, class Policy = default_policy>
                                                     const single_pass_options& options = {}) {
   return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ab(d_a, d_b), d_x, nullptr, batch, length, layout,
                                          d_x0, T(0), stream, options);
+}
+
+// ---- reverse: x[i] = a[i] x[i+1] + b[i], x[n] = x_end ----
+// (the (lambda, u) and EMA forms and final states, reversed: solve_linear_recurrence with
+// linrec_reverse(src))
+
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence_reverse(void* d_temp, std::size_t& temp_bytes, const T* d_a,
+                                                    const T* d_b, T* d_x, std::int64_t n, T x_end,
+                                                    cudaStream_t stream = nullptr,
+                                                    const single_pass_options& options = {}) {
+  if (n < 0) return cudaErrorInvalidValue;
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_reverse(linrec_ab(d_a, d_b)), d_x, nullptr, 1, n,
+                                         batch_layout::row_major, nullptr, x_end, stream, options);
+}
+
+// d_x_end: the state after the end of each sequence (device, `batch` values), or nullptr for 0.
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence_reverse_batched(void* d_temp, std::size_t& temp_bytes, const T* d_a,
+                                                            const T* d_b, T* d_x, std::int64_t batch,
+                                                            std::int64_t length, batch_layout layout,
+                                                            const T* d_x_end = nullptr, cudaStream_t stream = nullptr,
+                                                            const single_pass_options& options = {}) {
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_reverse(linrec_ab(d_a, d_b)), d_x, nullptr, batch,
+                                         length, layout, d_x_end, T(0), stream, options);
+}
+
+// ---- the backward pass of x = linear_recurrence(a, b, x0) (forward) ----
+//
+// Given d_grad_x = dL/dx (and x, the forward's result, and its x0), ONE fused pass solves
+// the adjoint, the reverse recurrence g[i] = dL/dx[i] + a[i+1] g[i+1] (g[n-1] = dL/dx[n-1]),
+// and writes
+//   d_grad_b[i]  = dL/db[i] = g[i]
+//   d_grad_a[i]  = dL/da[i] = g[i] x[i-1]          (x[-1] = x0)
+//   d_grad_x0[k] = dL/dx0   = a[0] g[0] per sequence (0 where a[0] == 0: a reset cuts x0 off)
+// Memory traffic: a, x and dL/dx read once, dL/da and dL/db written once (5 arrays; 20
+// bytes per float element), plus x0 and dL/dx0 per sequence; interleaved batches of few
+// long sequences read a and dL/dx twice (the column walks' segments). Any of d_grad_a,
+// d_grad_b, d_grad_x0 may be nullptr (not written; without d_grad_a, x is not read and
+// d_x may be nullptr). a == 0 is a reset here too: g[i] = dL/dx[i] whatever g[i+1] is, so
+// the gradients of a sequence restarted by a = 0 never see what follows the restart.
+// Deterministic, same accuracy bound as a solve (primitives/docs/linrec.md) for g, and
+// one more rounding for dL/da and dL/dx0. In place: d_grad_b may be d_grad_x, d_grad_a may
+// be d_x; no other overlaps. Policy: the tile shape of the backward pass
+// (default_linrec_gradient_policy<T>; three arrays are staged per tile).
+
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence_backward(void* d_temp, std::size_t& temp_bytes, const T* d_a,
+                                                     const T* d_x, const T* d_grad_x, T* d_grad_a, T* d_grad_b,
+                                                     T* d_grad_x0, std::int64_t n, T x0,
+                                                     cudaStream_t stream = nullptr,
+                                                     const single_pass_options& options = {}) {
+  if (n < 0) return cudaErrorInvalidValue;
+  return linrec_detail::backward<Policy>(d_temp, temp_bytes, d_a, d_x, d_grad_x, d_grad_a, d_grad_b, d_grad_x0, 1, n,
+                                         batch_layout::row_major, static_cast<const T*>(nullptr), x0, stream, options);
+}
+
+// d_x0: the forward's initial states (device, `batch` values), or nullptr for 0;
+// d_grad_x0: `batch` values, or nullptr.
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence_backward_batched(void* d_temp, std::size_t& temp_bytes, const T* d_a,
+                                                             const T* d_x, const T* d_grad_x, T* d_grad_a,
+                                                             T* d_grad_b, T* d_grad_x0, std::int64_t batch,
+                                                             std::int64_t length, batch_layout layout,
+                                                             const T* d_x0 = nullptr, cudaStream_t stream = nullptr,
+                                                             const single_pass_options& options = {}) {
+  return linrec_detail::backward<Policy>(d_temp, temp_bytes, d_a, d_x, d_grad_x, d_grad_a, d_grad_b, d_grad_x0, batch,
+                                         length, layout, d_x0, T(0), stream, options);
 }
 
 // ---- v[i] = (1 - lambda[i]) v[i-1] + lambda[i] u[i] ----
@@ -277,6 +405,16 @@ template <class T, class Policy = default_policy>
   if (d_a.size() != d_b.size() || d_a.size() != d_x.size()) return cudaErrorInvalidValue;
   return linear_recurrence<T, Policy>(d_temp, temp_bytes, d_a.data(), d_b.data(), d_x.data(),
                                       static_cast<std::int64_t>(d_a.size()), x0, stream, options);
+}
+
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence_reverse(void* d_temp, std::size_t& temp_bytes, std::span<const T> d_a,
+                                                    std::span<const T> d_b, std::span<T> d_x, T x_end,
+                                                    cudaStream_t stream = nullptr,
+                                                    const single_pass_options& options = {}) {
+  if (d_a.size() != d_b.size() || d_a.size() != d_x.size()) return cudaErrorInvalidValue;
+  return linear_recurrence_reverse<T, Policy>(d_temp, temp_bytes, d_a.data(), d_b.data(), d_x.data(),
+                                              static_cast<std::int64_t>(d_a.size()), x_end, stream, options);
 }
 
 template <class T, class Policy = default_policy>

@@ -1,4 +1,5 @@
-// Kernels and dispatch of scanlab's linear recurrence solver (scanlab/algorithms/linrec.cuh).
+// Kernels and dispatch of scanlab's linear recurrence solver (scanlab/algorithms/linrec.cuh):
+// forward and reverse solves, and the backward pass of a forward solve.
 //
 // The recurrence x[i] = a[i] x[i-1] + b[i] is a scan over affine maps f_i(x) = a_i x + b_i
 // under composition: x[i] = (f_i o ... o f_0)(x0). Composition is associative, not
@@ -41,6 +42,23 @@
 // length is cut into S segments: pass 1 composes each segment's maps, pass 2 solves the
 // recurrence of the segment maps (a row-major batch of `batch` sequences of S maps, with
 // the single-pass kernel above), pass 3 re-walks each segment from its entering state.
+//
+// Reverse (x[i] = a[i] x[i+1] + b[i], x[n] = x0; reversed<Source>): the SAME kernel. Step t
+// of the scan takes the array's mirror tile (physical tile num_tiles - 1 - t; tiles stay
+// aligned to the array's start, so the copies stay 16-byte aligned and a partial tile is the
+// first one scanned, with missing items, identities, before the scan's first element), each
+// warp moves its mirror warp's part and each thread reads its mirror thread's items, last
+// to first. The scan, the look-back and the tile states are as forward, on scan positions
+// j = n - 1 - i; sequence starts are the last elements of the sequences as stored. Columns
+// walk the rows upward.
+//
+// The backward pass (gradient_source): the reverse solve of the maps (a[i+1], dL/dx[i]),
+// the shift read from the tile as stored: item c's a is the scan's previous item's, for a
+// thread's first item the next thread's (as stored) or, at the edge of a warp's part, an
+// element copied in with it (s.grad.a_after). Three arrays per tile (a, dL/dx, x). The
+// finish writes g (= dL/db) over dL/dx and dL/da = g x[i-1] over x (x[i-1] from the item
+// before as stored, or the edge copied in with the warp's part, s.grad.x_before; x0 at each
+// sequence's first element), and dL/dx0 = a[0] g[0]. 20 bytes per float element moved.
 #pragma once
 
 #include <scanlab/arch.cuh>
@@ -62,6 +80,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 namespace scanlab {
 
@@ -79,6 +98,10 @@ struct affine_map {
   T a;
   T b;
 };
+
+// Which way a linear recurrence runs: forward x[i] = a[i] x[i-1] + b[i] from x[-1] = x0,
+// reverse x[i] = a[i] x[i+1] + b[i] from x[n] = x0 (the state after the end).
+enum class linrec_direction { forward, reverse };
 
 namespace linrec_detail {
 
@@ -125,11 +148,17 @@ struct affine_then {
 namespace linrec_detail {
 
 // ---- where the maps come from: one or two arrays, turned into (a, b) on load ----
+// Each form says how many arrays it reads, its direction (reversed<> below turns any form
+// around), whether what is copied in are the maps themselves (no conversion to write back
+// for the finish) and whether it is the backward pass of a solve (gradient_source).
 
 // x[i] = a[i] x[i-1] + b[i]
 template <class T>
 struct ab_source {
   static constexpr int arrays = 2;
+  static constexpr linrec_direction direction = linrec_direction::forward;
+  static constexpr bool maps_as_read = true;
+  static constexpr bool gradient = false;
   const T* p;  // a
   const T* q;  // b
   __host__ __device__ affine_map<T> map(T a, T b) const { return {a, b}; }
@@ -139,6 +168,9 @@ struct ab_source {
 template <class T>
 struct lambda_source {
   static constexpr int arrays = 2;
+  static constexpr linrec_direction direction = linrec_direction::forward;
+  static constexpr bool maps_as_read = false;
+  static constexpr bool gradient = false;
   const T* p;  // lambda
   const T* q;  // u
   __host__ __device__ affine_map<T> map(T lambda, T u) const { return {T(1) - lambda, lambda * u}; }
@@ -148,11 +180,42 @@ struct lambda_source {
 template <class T>
 struct ema_source {
   static constexpr int arrays = 1;
+  static constexpr linrec_direction direction = linrec_direction::forward;
+  static constexpr bool maps_as_read = false;
+  static constexpr bool gradient = false;
   const T* p;  // s
   const T* q;  // unused
   T alpha;
   T one_minus_alpha;
   __host__ __device__ affine_map<T> map(T s, T) const { return {one_minus_alpha, alpha * s}; }
+};
+
+// The same form solved from the end: x[i] = a_i x[i+1] + b_i, x[n] = x0 (per sequence).
+// The kernels are the same: tile t of the scan is the array's mirror tile, read from its end.
+template <class Source>
+struct reversed : Source {
+  static_assert(Source::direction == linrec_direction::forward && !Source::gradient, "reversed<> of a forward form");
+  static constexpr linrec_direction direction = linrec_direction::reverse;
+};
+
+// The backward pass of x = linrec(a, b, x0) (forward): the adjoint is the reverse
+// recurrence g[i] = dL/dx[i] + a[i+1] g[i+1] (g[n-1] = dL/dx[n-1]), i.e. the reverse solve
+// of the maps (a[i+1], dL/dx[i]) from the state 0; then dL/db = g (the solve's x),
+// dL/da[i] = g[i] x[i-1] (x[-1] = x0) and dL/dx0 = a[0] g[0] per sequence (0 where a[0]
+// is 0: a reset cuts x0 off). The shift of a (a[i+1] with element i) and of x (x[i-1])
+// is done where the tile is read; dL/da and dL/dx0 are formed in the finish.
+template <class T>
+struct gradient_source {
+  static constexpr int arrays = 3;
+  static constexpr linrec_direction direction = linrec_direction::reverse;
+  static constexpr bool maps_as_read = true;
+  static constexpr bool gradient = true;
+  const T* p;      // a
+  const T* q;      // dL/dx
+  const T* r;      // x, the forward solution (read only with grad_a)
+  T* grad_a;       // dL/da, or nullptr
+  T* grad_x0;      // dL/dx0, one per sequence, or nullptr
+  __host__ __device__ affine_map<T> map(T a_next, T g) const { return {a_next, g}; }
 };
 
 // ---- tuning ----
@@ -171,6 +234,21 @@ struct linrec_policy {
   static constexpr bool prefetch = Prefetch;
   static constexpr int buffers = Prefetch ? 3 : 2;
   static constexpr int l2_ahead = Prefetch ? 1 : 0;
+  static constexpr int tile_items = BlockThreads * ItemsPerThread;
+};
+
+// The same with the buffers and the L2 prefetch distance given apart: two tile buffers
+// (the parked tile and the current one, copied in at the end of the step before) with L2
+// asked for the tiles L2Ahead steps beyond: larger tiles in the same shared memory, the
+// copy's latency from L2 in each step. The backward pass's Hopper shape.
+template <int BlockThreads, int ItemsPerThread, int MinBlocksPerSm, int Buffers, int L2Ahead>
+struct linrec_buffers_policy {
+  static constexpr int block_threads = BlockThreads;
+  static constexpr int items_per_thread = ItemsPerThread;
+  static constexpr int min_blocks_per_sm = MinBlocksPerSm;
+  static constexpr bool prefetch = Buffers > 2;
+  static constexpr int buffers = Buffers;
+  static constexpr int l2_ahead = L2Ahead;
   static constexpr int tile_items = BlockThreads * ItemsPerThread;
 };
 
@@ -199,6 +277,33 @@ struct linrec_tuning {
 template <class T>
 using default_linrec_policy = linrec_tuning<T>;
 
+// The backward pass stages three arrays per tile (a, dL/dx and x), not two: at the
+// forward's 64 bytes per thread its three buffers would need 288 KB. Hopper (and Blackwell
+// datacentre, same limits): the forward's tile, 64 bytes per thread and array, in TWO
+// buffers (192 KB) with L2 asked for the tile after the one being copied in; measured on an
+// H200 at 2^28 floats (scanlab-linrec --backward --bench --tune, primitives/docs/linrec.md):
+// 2.05 ms against 2.23-2.28 for 32 bytes per thread in three buffers (144 KB), 2.31 with L2
+// two tiles ahead, 2.36 for 32 bytes in two buffers, 2.34 for 256 x 16 in three: the step
+// costs about the same whatever the tile, so the larger tile pays. A100 (163 KB): 32 bytes,
+// three buffers (144 KB). The others: 16 bytes and two buffers (48 KB). Only Hopper measured.
+template <class T, int Family>
+struct linrec_gradient_shape {
+  static constexpr bool hopper = Family >= 90 && Family < 120;
+  static constexpr int items(int bytes) { return static_cast<int>(bytes / sizeof(T)); }
+  using policy = std::conditional_t<
+      hopper, linrec_buffers_policy<512, items(64), 1, 2, 1>,
+      std::conditional_t<Family == 80, linrec_policy<512, items(32), 1, true>, linrec_policy<512, items(16), 1, false>>>;
+};
+template <class T>
+struct linrec_gradient_tuning {
+  template <int Family>
+  struct at {
+    using type = typename linrec_gradient_shape<T, Family>::policy;
+  };
+};
+template <class T>
+using default_linrec_gradient_policy = linrec_gradient_tuning<T>;
+
 // ---- launch modes: the single-pass engine's (device/single_pass.cuh) ----
 
 using linrec_mode = device::single_pass_mode;
@@ -223,7 +328,8 @@ struct linrec_params {
   device::single_pass_schedule<affine_map<T>> schedule;
   bool batched;       // more than one sequence: sequence starts inside the array
   bool vector_load;   // the input arrays are 16-byte aligned
-  bool vector_store;  // x is 16-byte aligned
+  bool vector_store;  // the outputs are 16-byte aligned
+  std::int64_t batch;   // sequences
 };
 
 // A nonzero product of nonzero factors stays nonzero (the underflow rule of affine_then).
@@ -248,12 +354,30 @@ struct linrec_agent {
   static constexpr int B = Policy::buffers;
   static_assert(B >= 2, "a parked and a current tile at least");
   static constexpr int in_flight = B - 2;  // tiles whose copies may still be pending when one is taken
+  static constexpr int warps = block_threads / 32;
   static constexpr int warp_items = 32 * items;
   static constexpr int warp_words = 32 * W;
   static constexpr int tile_words = block_threads * W;
   static constexpr std::int64_t tile_items = Policy::tile_items;
   // The (a, b) source needs no conversion: what is copied in are the maps.
-  static constexpr bool maps_as_read = std::is_same_v<Source, ab_source<T>>;
+  static constexpr bool maps_as_read = Source::maps_as_read;
+  // Reverse: step t of the scan takes the array's mirror tile (tiles stay aligned to the
+  // array's start, so a partial tile is the first one scanned, with its missing items
+  // before the scan's first element), and each thread reads the items of its mirror
+  // thread, last to first. Everything the scan and the look-back see is as forward.
+  static constexpr bool reverse = Source::direction == linrec_direction::reverse;
+  static constexpr bool gradient = Source::gradient;
+  static_assert(!gradient || reverse, "the backward pass runs from the end");
+
+  // The backward pass's third array and the two shifts: a[i+1] and x[i-1] reach over the
+  // edge of each warp's part of the tile, into another warp's part (or tile): those two
+  // elements are copied in with the warp's part, so that only warp barriers order the copies.
+  struct gradient_storage {
+    uint4 x[B][tile_words];  // x (the forward solution); dL/da is written over it
+    T a_after[B][warps];     // a at the element after each warp's part (0 past the end)
+    T x_before[B][warps];    // x at the element before each warp's part (0 before the start)
+  };
+  struct no_storage {};
 
   struct temp_storage {
     // B tiles of maps: tile i of the block in buffer i % B (the parked one, the one being
@@ -262,15 +386,17 @@ struct linrec_agent {
     // so that the finish reads maps; the finish writes x over b.
     uint4 a[B][tile_words];
     uint4 b[B][tile_words];
-    // The initial state of the sequence that starts in the thread's items of a tile, copied
-    // in with the tile (batches with x0s and sequences of at least `items`): a load at
-    // scan time would put a memory round trip into every tile's critical path.
+    // The initial state of the sequence that starts in the thread's items of a tile (the
+    // backward pass: that ends there, where x[-1] = x0 enters dL/da), copied in with the
+    // tile (batches with x0s and sequences of at least `items`): a load at scan time would
+    // put a memory round trip into every tile's critical path.
     T start_state[B][block_threads];
     // Two of each, alternating from tile to tile (`parity`): a step has ONE barrier (the
     // block scan's), so a slot is rewritten only two steps after it was read, with a
     // barrier between.
     typename block_scan_t::temp_storage scan[2];
     device::single_pass_storage<map_t> engine;
+    std::conditional_t<gradient, gradient_storage, no_storage> grad;
   };
   static constexpr std::size_t smem_bytes = sizeof(temp_storage);
 
@@ -286,7 +412,7 @@ struct linrec_agent {
   temp_storage& s;
   const int warp;
   const int lane;
-  const int swizzle;  // the thread's word j lies at word thread * W + (j ^ swizzle)
+  const int swizzle;  // the owner's word j lies at word owner() * W + (j ^ swizzle)
 
   map_t aggregate;  // the tile's map
   map_t prefix;     // the maps of the tile before the thread's items (if has_prefix)
@@ -295,15 +421,67 @@ struct linrec_agent {
   // (the engine keeps its index and aggregate).
   map_t parked_prefix;
   bool parked_has_prefix = false;
+  // The backward pass: where sequences start and end among the thread's items, found once
+  // when the tile is scanned (one remainder), kept for its finish.
+  struct sequence_marks {
+    int start = -1;  // sequences of at least `items` elements (or one sequence): the item, or -1
+    int end = -1;
+    std::uint32_t start_mask = 0;  // shorter ones: bit c for item c
+    std::uint32_t end_mask = 0;
+  };
+  // Kept as they are, or (double: fewer registers, its streamed finish measured faster so)
+  // packed into one register: start + 1 and end + 1 in 8 bits each, the masks of sequences
+  // shorter than `items` found again in the finish.
+  static constexpr bool packed_marks = sizeof(T) == 8;
+  using kept_marks = std::conditional_t<packed_marks, std::uint32_t, sequence_marks>;
+  kept_marks marks_scanned{};
+  kept_marks marks_parked{};
+  __device__ kept_marks keep(const sequence_marks& m) const {
+    if constexpr (packed_marks) {
+      return static_cast<std::uint32_t>(m.start + 1) | (static_cast<std::uint32_t>(m.end + 1) << 8);
+    } else {
+      return m;
+    }
+  }
+  __device__ sequence_marks restore(const kept_marks& kept, std::int64_t tile) const {
+    if constexpr (packed_marks) {
+      if (p.batched && p.length < items) return find_marks(tile);
+      sequence_marks m;
+      m.start = static_cast<int>(kept & 0xffu) - 1;
+      m.end = static_cast<int>((kept >> 8) & 0xffu) - 1;
+      return m;
+    } else {
+      return kept;
+    }
+  }
 
   __device__ linrec_agent(const params_t& params, temp_storage& storage)
       : p(params),
         s(storage),
         warp(static_cast<int>(threadIdx.x / 32)),
         lane(static_cast<int>(threadIdx.x % 32)),
-        swizzle(swizzle_of(static_cast<int>(threadIdx.x))) {}
+        swizzle(swizzle_of(static_cast<int>(owner()))) {}
 
   // ---- where things are ----
+
+  // Where the thread's items and the warp's part lie in a tile as stored: forward the
+  // thread's and the warp's own, reverse their mirrors' (thread block_threads - 1 - t, warp
+  // warps - 1 - w). The thread's items are the tile's owner() * items ... + items - 1; the
+  // warp's part, region(), holds the items of owners 32 region() ... 32 region() + 31.
+  __device__ static unsigned owner() {
+    if constexpr (reverse) {
+      return block_threads - 1 - threadIdx.x;
+    } else {
+      return threadIdx.x;
+    }
+  }
+  __device__ int region() const {
+    if constexpr (reverse) {
+      return warps - 1 - warp;
+    } else {
+      return warp;
+    }
+  }
 
   // Thread t's W words are consecutive in the tile. Stored plainly, a quarter warp reading
   // word j of 8 threads (16-byte accesses) would hit only 8 / W of the 8 bank groups;
@@ -314,19 +492,68 @@ struct linrec_agent {
     const int owner = word / W;
     return owner * W + ((word % W) ^ swizzle_of(owner));
   }
-  // Item e of a tile (by position) in a buffer.
+  // Item e of a tile (by position as stored) in a buffer.
   __device__ static T& item(uint4* buffer, int e) { return reinterpret_cast<T*>(buffer + physical(e / C))[e % C]; }
-  // Item c of the thread's own items.
+  // The thread's item c in scan order is its owner's item stored(c).
+  __host__ __device__ static constexpr int stored(int c) { return reverse ? items - 1 - c : c; }
+  // Item c (scan order) of the thread's own items.
   __device__ T& own_item(uint4* buffer, int c) const {
-    return reinterpret_cast<T*>(buffer + threadIdx.x * W + ((c / C) ^ swizzle))[c % C];
+    const int e = stored(c);
+    return reinterpret_cast<T*>(buffer + owner() * W + ((e / C) ^ swizzle))[e % C];
+  }
+  // The thread's items of a buffer, in scan order.
+  __device__ void read_own(const uint4* buffer, T (&v)[items]) const {
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const uint4 r = buffer[owner() * W + (j ^ swizzle)];
+      T w[C];
+      std::memcpy(w, &r, sizeof(r));
+#pragma unroll
+      for (int c = 0; c < C; ++c) v[stored(j * C + c)] = w[c];
+    }
+  }
+  __device__ void write_own(uint4* buffer, const T (&v)[items]) const {
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      T w[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c) w[c] = v[stored(j * C + c)];
+      uint4 r;
+      std::memcpy(&r, w, sizeof(r));
+      buffer[owner() * W + (j ^ swizzle)] = r;
+    }
   }
 
-  __device__ bool is_full(std::int64_t tile) const { return tile * tile_items + tile_items <= p.n; }
-  __device__ std::int64_t thread_base(std::int64_t tile) const { return tile * tile_items + threadIdx.x * items; }
-  // The thread's items in a tile that exist (the others are past the end of the array).
-  __device__ int remaining(std::int64_t tile) const {
-    const std::int64_t left = p.n - thread_base(tile);
-    return left < 0 ? 0 : (left > items ? items : static_cast<int>(left));
+  // Step `tile` of the scan works on the array's tile physical_tile(tile), stored from base().
+  __device__ std::int64_t physical_tile(std::int64_t tile) const {
+    return reverse ? p.schedule.num_tiles - 1 - tile : tile;
+  }
+  __device__ std::int64_t base(std::int64_t tile) const { return physical_tile(tile) * tile_items; }
+  __device__ bool is_full(std::int64_t tile) const { return base(tile) + tile_items <= p.n; }
+  // The scan position of the thread's item 0 (position j is element j forward, n - 1 - j
+  // in reverse); negative for the missing items that precede a reverse scan's first element.
+  __device__ std::int64_t first_position(std::int64_t tile) const {
+    if constexpr (reverse) {
+      return p.n - base(tile) - static_cast<std::int64_t>(owner() + 1) * items;
+    } else {
+      return tile * tile_items + threadIdx.x * items;
+    }
+  }
+  // The thread's items that exist: c in [first_existing, end_existing).
+  __device__ int first_existing(std::int64_t j0) const {
+    if constexpr (reverse) {
+      return j0 >= 0 ? 0 : (j0 <= -items ? items : static_cast<int>(-j0));
+    } else {
+      return 0;
+    }
+  }
+  __device__ int end_existing(std::int64_t j0) const {
+    if constexpr (reverse) {
+      return items;
+    } else {
+      const std::int64_t left = p.n - j0;
+      return left < 0 ? 0 : (left > items ? items : static_cast<int>(left));
+    }
   }
 
   // ---- moving tiles: global <-> shared, coalesced; each warp moves only its own part ----
@@ -336,6 +563,14 @@ struct linrec_agent {
   // Full tiles of 16-byte aligned arrays are copied asynchronously; the others are loaded
   // by items when they are taken.
   __device__ bool staged(std::int64_t tile) const { return is_full(tile) && p.vector_load; }
+  // The backward pass reads x only for dL/da.
+  __device__ bool reads_x() const {
+    if constexpr (gradient) {
+      return p.src.grad_a != nullptr;
+    } else {
+      return false;
+    }
+  }
 
   // From sm_80 on, cp.async: the copy lands in shared memory by the matching wait in take().
   // Before sm_80 (no cp.async) the same thread copies the same bytes to the same place at
@@ -368,35 +603,79 @@ struct linrec_agent {
     *static_cast<word*>(to) = *static_cast<const word*>(from);  // a T, aligned as one
 #endif
   }
+  __device__ static void copy_element_async(T* to, const T* from) {
+    copy_async(to, from, std::integral_constant<int, static_cast<int>(sizeof(T))>{});
+  }
 
   __device__ bool starts_staged() const { return p.batched && p.x0s != nullptr && p.length >= items; }
-  // The sequence starting among the thread's items of a full tile, or -1 (sequences of at
-  // least `items`: at most one start).
+  // The sequence whose initial state the thread's items of a full tile need, or -1
+  // (sequences of at least `items`: at most one): the one starting there, or for the
+  // backward pass the one ending there.
   __device__ std::int64_t thread_start_sequence(std::int64_t tile) const {
-    const std::int64_t base = thread_base(tile);
-    const std::int64_t c = to_next_start(base);
-    return c < items ? (base + c) / p.length : -1;
+    const std::int64_t j0 = first_position(tile);
+    if constexpr (reverse) {
+      const std::int64_t c = gradient ? to_next_end(j0) : to_next_start(j0);
+      return c < items ? sequence_of(j0 + c) : -1;
+    } else {
+      const std::int64_t c = to_next_start(j0);
+      return c < items ? (j0 + c) / p.length : -1;
+    }
+  }
+
+  // The backward pass's two edge elements of the warp's part (lane 0; the tile is loaded
+  // from `first`): a after it, x before it. Asynchronous where the tile is staged.
+  template <bool Async>
+  __device__ void copy_edges(std::int64_t first, int buf) {
+    if constexpr (gradient) {
+      if (lane != 0) return;
+      const std::int64_t after = first + (region() + 1) * warp_items;
+      T* const a_after = &s.grad.a_after[buf][region()];
+      if (after >= p.n) {
+        *a_after = T(0);  // the end of the array: the last element starts the scan, no a[i+1]
+      } else if constexpr (Async) {
+        copy_element_async(a_after, p.src.p + after);
+      } else {
+        *a_after = p.src.p[after];
+      }
+      if (!reads_x()) return;
+      const std::int64_t before = first + region() * warp_items - 1;
+      T* const x_before = &s.grad.x_before[buf][region()];
+      if (before < 0) {
+        *x_before = T(0);  // the first element: x0 takes its place
+      } else if constexpr (Async) {
+        copy_element_async(x_before, p.src.r + before);
+      } else {
+        *x_before = p.src.r[before];
+      }
+    }
   }
 
   // Starts copying `tile` into buffer `buf` (a full aligned tile) and commits a copy group
   // either way, so that every thread counts the same groups.
   __device__ void stage(std::int64_t tile, int buf) {
     if (tile < p.schedule.num_tiles && staged(tile)) {
-      const std::int64_t base = tile * tile_items;
+      const std::int64_t first = base(tile);
 #pragma unroll
       for (int k = 0; k < W; ++k) {
-        const int word = warp * warp_words + k * 32 + lane;
-        copy_async(&s.a[buf][physical(word)], p.src.p + base + word * C, std::integral_constant<int, 16>{});
-        if constexpr (Source::arrays == 2) {
-          copy_async(&s.b[buf][physical(word)], p.src.q + base + word * C, std::integral_constant<int, 16>{});
+        const int word = region() * warp_words + k * 32 + lane;
+        copy_async(&s.a[buf][physical(word)], p.src.p + first + word * C, std::integral_constant<int, 16>{});
+        if constexpr (Source::arrays >= 2) {
+          copy_async(&s.b[buf][physical(word)], p.src.q + first + word * C, std::integral_constant<int, 16>{});
         }
       }
-      if (starts_staged()) {
-        const std::int64_t sequence = thread_start_sequence(tile);
-        if (sequence >= 0) {
-          copy_async(&s.start_state[buf][threadIdx.x], p.x0s + sequence,
-                     std::integral_constant<int, static_cast<int>(sizeof(T))>{});
+      if constexpr (gradient) {
+        if (reads_x()) {
+#pragma unroll
+          for (int k = 0; k < W; ++k) {
+            const int word = region() * warp_words + k * 32 + lane;
+            copy_async(&s.grad.x[buf][physical(word)], p.src.r + first + word * C, std::integral_constant<int, 16>{});
+          }
         }
+        copy_edges<true>(first, buf);
+      }
+      if (starts_staged() && (!gradient || reads_x())) {
+        const std::int64_t sequence = thread_start_sequence(tile);
+        if (sequence >= 0) copy_element_async(&s.start_state[buf][threadIdx.x], p.x0s + sequence);
       }
     }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -409,10 +688,13 @@ struct linrec_agent {
   // part of each array (detail::warp_prefetch_l2: one bulk prefetch from sm_90 on).
   __device__ void prefetch_l2(std::int64_t tile) const {
     if (tile >= p.schedule.num_tiles || !staged(tile)) return;
-    const std::int64_t base = tile * tile_items + warp * warp_items;
+    const std::int64_t first = base(tile) + region() * warp_items;
     constexpr int bytes = warp_items * static_cast<int>(sizeof(T));
-    detail::warp_prefetch_l2<bytes>(p.src.p + base, lane);
-    if constexpr (Source::arrays == 2) detail::warp_prefetch_l2<bytes>(p.src.q + base, lane);
+    detail::warp_prefetch_l2<bytes>(p.src.p + first, lane);
+    if constexpr (Source::arrays >= 2) detail::warp_prefetch_l2<bytes>(p.src.q + first, lane);
+    if constexpr (gradient) {
+      if (reads_x()) detail::warp_prefetch_l2<bytes>(p.src.r + first, lane);
+    }
   }
 
   // Makes `tile` readable in buffer `buf`: waits for its copies (InFlight later groups may
@@ -424,38 +706,87 @@ struct linrec_agent {
       asm volatile("cp.async.wait_group %0;" ::"n"(InFlight) : "memory");
 #endif  // before sm_80 stage() copied synchronously: nothing to wait for
     } else {
-      const std::int64_t base = tile * tile_items;
-      const std::int64_t left = p.n - base;
+      const std::int64_t first = base(tile);
+      const std::int64_t left = p.n - first;
 #pragma unroll
       for (int k = 0; k < items; ++k) {
-        const int e = warp * warp_items + k * 32 + lane;
+        const int e = region() * warp_items + k * 32 + lane;
         const bool exists = e < left;
-        item(s.a[buf], e) = exists ? p.src.p[base + e] : T(0);
-        if constexpr (Source::arrays == 2) item(s.b[buf], e) = exists ? p.src.q[base + e] : T(0);
+        item(s.a[buf], e) = exists ? p.src.p[first + e] : T(0);
+        if constexpr (Source::arrays >= 2) item(s.b[buf], e) = exists ? p.src.q[first + e] : T(0);
+      }
+      if constexpr (gradient) {
+        if (reads_x()) {
+#pragma unroll
+          for (int k = 0; k < items; ++k) {
+            const int e = region() * warp_items + k * 32 + lane;
+            item(s.grad.x[buf], e) = e < left ? p.src.r[first + e] : T(0);
+          }
+        }
+        copy_edges<false>(first, buf);
       }
     }
     __syncwarp();  // the lanes' copies are visible to the whole warp
   }
 
-  // ---- sequence starts and ends ----
+  // ---- sequence starts and ends (in scan order) ----
 
-  // From the item at `position` of the batch to the next sequence start (0: it starts one).
-  __device__ std::int64_t to_next_start(std::int64_t position) const {
-    const std::int64_t first = position % p.length;
+  // From scan position j >= 0 to the next sequence start (0: it starts one) or end.
+  __device__ std::int64_t to_next_start(std::int64_t j) const {
+    const std::int64_t first = j % p.length;
     return first == 0 ? 0 : p.length - first;
   }
+  __device__ std::int64_t to_next_end(std::int64_t j) const { return p.length - 1 - j % p.length; }
+  // The sequence of scan position j, as stored (reverse: the scan meets the last one first).
+  __device__ std::int64_t sequence_of(std::int64_t j) const {
+    const std::int64_t k = p.batched ? j / p.length : 0;
+    return reverse ? p.batch - 1 - k : k;
+  }
+  __device__ T initial_state(std::int64_t sequence) const { return p.x0s != nullptr ? p.x0s[sequence] : p.x0; }
+  // Position q of a sequence (from its start) is its last (forward).
   __device__ bool ends(std::int64_t q) const {
     return p.length >= items ? q + 1 == p.length : (q + 1) % p.length == 0;
   }
-  __device__ T initial_state(std::int64_t sequence) const { return p.x0s != nullptr ? p.x0s[sequence] : p.x0; }
+
+  // Which of the thread's items (scan order; j0 = first_position, [lo, hi) existing) start
+  // (End: end) a sequence: sequences of at least `items` have at most one among a thread's
+  // items, found with one subtraction (`one`: its index, or -1; `mask` unused); shorter ones
+  // get a test per item (`mask`, bit c: item c). One test per item against the one index,
+  // not a start test per item: the per-item tests (64-bit compares, and a division each for
+  // the initial state) were 0.19 ms of a batch's 1.42 ms at 2^16 x 2^12 on the H100.
+  template <bool End>
+  __device__ void marks(std::int64_t j0, int lo, int hi, int& one, std::uint32_t& mask) const {
+    one = -1;
+    mask = 0;
+    if (lo >= hi) return;
+    const std::int64_t first = j0 + lo;
+    if (!p.batched) {  // one sequence: position 0 starts it, n - 1 ends it
+      const std::int64_t c = End ? p.n - 1 - j0 : -j0;
+      if (c >= lo && c < hi) one = static_cast<int>(c);
+      return;
+    }
+    if (p.length >= items) {
+      const std::int64_t c = lo + (End ? to_next_end(first) : to_next_start(first));
+      if (c < hi) one = static_cast<int>(c);
+      return;
+    }
+#pragma unroll
+    for (int c = 0; c < items; ++c) {
+      if (c >= lo && c < hi && (End ? (j0 + c + 1) % p.length == 0 : (j0 + c) % p.length == 0)) mask |= 1u << c;
+    }
+  }
+  // The initial state for the marked item c (`one`): staged with the tile, or loaded.
+  __device__ T marked_state(int buf, std::int64_t tile, std::int64_t j) const {
+    return starts_staged() && staged(tile) ? s.start_state[buf][threadIdx.x] : initial_state(sequence_of(j));
+  }
 
   // ---- the scan of a tile ----
 
   // The thread's maps: identities past the end; each sequence start replaced by the
   // constant map (0, f(x0)), which is written back for the finish (as are converted maps).
   __device__ void read_maps(int buf, std::int64_t tile, T (&a)[items], T (&b)[items]) {
-    uint4* const wa = &s.a[buf][threadIdx.x * W];
-    uint4* const wb = &s.b[buf][threadIdx.x * W];
+    uint4* const wa = &s.a[buf][owner() * W];
+    uint4* const wb = &s.b[buf][owner() * W];
 #pragma unroll
     for (int j = 0; j < W; ++j) {
       const uint4 ra = wa[j ^ swizzle];
@@ -465,37 +796,52 @@ struct linrec_agent {
         std::memcpy(&b[j * C], &rb, sizeof(rb));
       }
     }
+    if constexpr (reverse) {  // scan order: last to first (read_own, written so: fewer spills, ptxas sm_90)
+#pragma unroll
+      for (int c = 0; c < items / 2; ++c) {
+        std::swap(a[c], a[items - 1 - c]);
+        std::swap(b[c], b[items - 1 - c]);
+      }
+    }
     const bool full = is_full(tile);
-    const int left = full ? items : remaining(tile);
+    const std::int64_t j0 = first_position(tile);
+    // The thread's items that exist: [lo, left) (forward: lo = 0; reverse: left = items).
+    const int lo = reverse && !full ? first_existing(j0) : 0;
+    const int left = full ? items : end_existing(j0);
 #pragma unroll
     for (int c = 0; c < items; ++c) {
       map_t m{T(1), T(0)};
-      if (full || c < left) m = p.src.map(a[c], Source::arrays == 2 ? b[c] : T(0));
+      if (full || ((!reverse || c >= lo) && c < left)) m = p.src.map(a[c], Source::arrays >= 2 ? b[c] : T(0));
       a[c] = m.a;
       b[c] = m.b;
     }
     if constexpr (!maps_as_read) {
+      if constexpr (reverse) {
+        write_own(s.a[buf], a);
+        write_own(s.b[buf], b);
+      } else {
 #pragma unroll
-      for (int j = 0; j < W; ++j) {
-        uint4 ra, rb;
-        std::memcpy(&ra, &a[j * C], sizeof(ra));
-        std::memcpy(&rb, &b[j * C], sizeof(rb));
-        wa[j ^ swizzle] = ra;
-        wb[j ^ swizzle] = rb;
+        for (int j = 0; j < W; ++j) {
+          uint4 ra, rb;
+          std::memcpy(&ra, &a[j * C], sizeof(ra));
+          std::memcpy(&rb, &b[j * C], sizeof(rb));
+          wa[j ^ swizzle] = ra;
+          wb[j ^ swizzle] = rb;
+        }
       }
     }
-    const std::int64_t base = thread_base(tile);
-    if ((!p.batched && base != 0) || left == 0) return;
+    const std::int64_t first = j0 + lo;  // the first existing item's position
+    if ((!p.batched && first != 0) || (reverse ? lo >= left : left == 0)) return;
     if (p.length >= items) {
       // At most one sequence starts among the thread's items: item c0. One test per item
       // against c0, not a start test per item: the per-item tests (64-bit compares, and a
       // division each for the initial state) were 0.19 ms of a batch's 1.42 ms at
       // 2^16 x 2^12 on the H100.
-      const std::int64_t to_start = p.batched ? to_next_start(base) : 0;
+      const std::int64_t to_start = lo + (p.batched ? to_next_start(first) : 0);
       if (to_start >= left) return;
       const int c0 = static_cast<int>(to_start);
       const T x0 = starts_staged() && staged(tile) ? s.start_state[buf][threadIdx.x]
-                                                   : initial_state(p.batched ? (base + c0) / p.length : 0);
+                                                   : initial_state(p.batched ? sequence_of(j0 + c0) : 0);
 #pragma unroll
       for (int c = 0; c < items; ++c) {
         if (c == c0) make_start(buf, c, x0, a, b);
@@ -505,8 +851,8 @@ struct linrec_agent {
     // Sequences shorter than `items` (several may start among a thread's items): a test per item.
 #pragma unroll
     for (int c = 0; c < items; ++c) {
-      const bool start = !p.batched ? c == 0 : c < left && (base + c) % p.length == 0;
-      if (start) make_start(buf, c, initial_state((base + c) / p.length), a, b);
+      const bool start = !p.batched ? c == lo : (!reverse || c >= lo) && c < left && (j0 + c) % p.length == 0;
+      if (start) make_start(buf, c, initial_state(p.batched ? sequence_of(j0 + c) : 0), a, b);
     }
   }
 
@@ -516,6 +862,67 @@ struct linrec_agent {
     a[c] = T(0);
     own_item(s.a[buf], c) = a[c];
     own_item(s.b[buf], c) = b[c];
+  }
+
+  // Where sequences start and end among the thread's items of `tile` (scan order; the
+  // backward pass), from one remainder.
+  __device__ sequence_marks find_marks(std::int64_t tile) const {
+    sequence_marks m;
+    const std::int64_t j0 = first_position(tile);
+    const int lo = first_existing(j0);
+    if (!p.batched) {  // one sequence: position 0 starts it, n - 1 ends it
+      const std::int64_t c_start = -j0, c_end = p.n - 1 - j0;
+      if (c_start >= lo && c_start < items) m.start = static_cast<int>(c_start);
+      if (c_end >= lo && c_end < items) m.end = static_cast<int>(c_end);
+      return m;
+    }
+    if (lo >= items) return m;
+    if (p.length >= items) {
+      const std::int64_t r = (j0 + lo) % p.length;
+      const std::int64_t c_start = lo + (r == 0 ? 0 : p.length - r);
+      const std::int64_t c_end = lo + p.length - 1 - r;
+      if (c_start < items) m.start = static_cast<int>(c_start);
+      if (c_end < items) m.end = static_cast<int>(c_end);
+      return m;
+    }
+#pragma unroll
+    for (int c = 0; c < items; ++c) {
+      if (c < lo) continue;
+      const std::int64_t r = (j0 + c) % p.length;
+      if (r == 0) m.start_mask |= 1u << c;
+      if (r == p.length - 1) m.end_mask |= 1u << c;
+    }
+    return m;
+  }
+
+  // The backward pass's maps (scan order), for the scan and again for the finish (nothing
+  // is written back: a stays as read, for the shift and for dL/dx0). Map c is
+  // (a[i+1], dL/dx[i]) for the element i of item c: a of the scan's previous item, which
+  // for item 0 is the item after the thread's items as stored (the next owner's first, or
+  // past the warp's part, the edge copied with it). A sequence start (its last element:
+  // the state after it is 0) is the constant (0, dL/dx); missing items are identities.
+  // own_a: a of the thread's own items.
+  __device__ void gradient_maps(int buf, std::int64_t tile, const sequence_marks& m, T (&own_a)[items], T (&a)[items],
+                                T (&g)[items]) const {
+    read_own(s.a[buf], own_a);
+    read_own(s.b[buf], g);
+    a[0] = owner() % 32 == 31 ? s.grad.a_after[buf][region()] : item(s.a[buf], (owner() + 1) * items);
+#pragma unroll
+    for (int c = 1; c < items; ++c) a[c] = own_a[c - 1];
+    if (tile == 0) {  // the scan's first tile: items before the first element (a partial tile)
+      const int lo = first_existing(first_position(tile));
+#pragma unroll
+      for (int c = 0; c < items; ++c) {
+        if (c < lo) {
+          a[c] = T(1);
+          g[c] = T(0);
+        }
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < items; ++c) {
+      if (c == m.start || ((m.start_mask >> c) & 1u)) a[c] = T(0);
+    }
   }
 
   // The composition of the thread's maps, first to last, without the operator's
@@ -550,7 +957,14 @@ struct linrec_agent {
     map_t composed;
     {
       T a[items], b[items];
-      read_maps(buf, tile, a, b);
+      if constexpr (gradient) {
+        T own_a[items];
+        const sequence_marks m = find_marks(tile);
+        marks_scanned = keep(m);
+        gradient_maps(buf, tile, m, own_a, a, b);
+      } else {
+        read_maps(buf, tile, a, b);
+      }
       composed = compose(a, b);
     }
     map_t lane_prefix, inclusive;
@@ -564,6 +978,26 @@ struct linrec_agent {
 
   // ---- the finish of the parked tile ----
 
+  // The warp's part of a finished buffer out to `out` (coalesced; streaming stores: read
+  // by no one here).
+  __device__ void store(uint4* buffer, std::int64_t tile, T* out) const {
+    const std::int64_t first = base(tile);
+    if (is_full(tile) && p.vector_store) {
+#pragma unroll
+      for (int k = 0; k < W; ++k) {
+        const int word = region() * warp_words + k * 32 + lane;
+        __stcs(reinterpret_cast<uint4*>(out + first) + word, buffer[physical(word)]);
+      }
+    } else {
+      const std::int64_t left = p.n - first;
+#pragma unroll
+      for (int k = 0; k < items; ++k) {
+        const int e = region() * warp_items + k * 32 + lane;
+        if (e < left) out[first + e] = item(buffer, e);
+      }
+    }
+  }
+
   // After the barrier that published the parked tile's prefix: each thread re-runs its
   // items' recurrence from the state entering them. This works on STATES: the state entering the
   // tile is the prefix's b (the prefix always contains element 0, a reset; tile 0 needs
@@ -574,20 +1008,26 @@ struct linrec_agent {
     const std::int64_t tile = r.tile;
     const T entering = r.has_prefix ? apply(r.prefix[0], T(0)) : T(0);
     T state = parked_has_prefix ? apply(parked_prefix, entering) : entering;
-    uint4* const wa = &s.a[buf][threadIdx.x * W];
-    uint4* const wb = &s.b[buf][threadIdx.x * W];
-    T x[items];
+    if constexpr (gradient) {
+      finish_gradient(buf, tile, state);
+      return;
+    }
+    uint4* const wa = &s.a[buf][owner() * W];
+    uint4* const wb = &s.b[buf][owner() * W];
+    T x[items];  // scan order
 #pragma unroll
-    for (int j = 0; j < W; ++j) {
+    for (int jj = 0; jj < W; ++jj) {
+      const int j = reverse ? W - 1 - jj : jj;  // the thread's words in scan order
       T a[C], b[C];
       const uint4 ra = wa[j ^ swizzle];
       const uint4 rb = wb[j ^ swizzle];
       std::memcpy(a, &ra, sizeof(ra));
       std::memcpy(b, &rb, sizeof(rb));
 #pragma unroll
-      for (int c = 0; c < C; ++c) {
+      for (int cc = 0; cc < C; ++cc) {
+        const int c = reverse ? C - 1 - cc : cc;
         state = a[c] == T(0) ? b[c] : fused(a[c], state, b[c]);  // apply(), the reset rule
-        x[j * C + c] = state;
+        x[jj * C + cc] = state;
       }
     }
     if (p.final_x != nullptr) write_final_states(tile, x);
@@ -595,50 +1035,198 @@ struct linrec_agent {
       __syncwarp();  // every lane has read its maps before the buffer is refilled
       return;
     }
+    if constexpr (reverse) {
+      write_own(s.b[buf], x);
+    } else {
 #pragma unroll
-    for (int j = 0; j < W; ++j) {
-      uint4 rx;
-      std::memcpy(&rx, &x[j * C], sizeof(rx));
-      wb[j ^ swizzle] = rx;
+      for (int j = 0; j < W; ++j) {
+        uint4 rx;
+        std::memcpy(&rx, &x[j * C], sizeof(rx));
+        wb[j ^ swizzle] = rx;
+      }
     }
     __syncwarp();
-    const std::int64_t base = tile * tile_items;
-    if (is_full(tile) && p.vector_store) {
+    if constexpr (reverse) {
+      store(s.b[buf], tile, p.x);
+    } else {  // the same, written out: through store() the forward kernel spilled (ptxas, sm_90)
+      const std::int64_t base = tile * tile_items;
+      if (is_full(tile) && p.vector_store) {
 #pragma unroll
-      for (int k = 0; k < W; ++k) {
-        const int word = warp * warp_words + k * 32 + lane;
-        __stcs(reinterpret_cast<uint4*>(p.x + base) + word, s.b[buf][physical(word)]);  // streaming: read by no one here
-      }
-    } else {
-      const std::int64_t left = p.n - base;
+        for (int k = 0; k < W; ++k) {
+          const int word = warp * warp_words + k * 32 + lane;
+          __stcs(reinterpret_cast<uint4*>(p.x + base) + word, s.b[buf][physical(word)]);  // streaming: read by no one here
+        }
+      } else {
+        const std::int64_t left = p.n - base;
 #pragma unroll
-      for (int k = 0; k < items; ++k) {
-        const int e = warp * warp_items + k * 32 + lane;
-        if (e < left) p.x[base + e] = item(s.b[buf], e);
+        for (int k = 0; k < items; ++k) {
+          const int e = warp * warp_items + k * 32 + lane;
+          if (e < left) p.x[base + e] = item(s.b[buf], e);
+        }
       }
     }
     __syncwarp();  // every lane has read x before the buffer is refilled
   }
 
-  // The thread holding the last item of a sequence writes its final state.
-  __device__ void write_final_states(std::int64_t tile, const T (&x)[items]) const {
-    const std::int64_t base = thread_base(tile);
-    if (!p.batched) {
-      const std::int64_t last = p.n - 1 - base;  // the last item's offset, if it is this thread's
-      if (last >= 0 && last < items) {
-#pragma unroll
-        for (int c = 0; c < items; ++c) {
-          if (c == last) p.final_x[0] = x[c];
-        }
-      }
+  // The backward pass's finish: g (dL/db) from the entering state through the maps again,
+  // dL/da = g x[i-1] (x[i-1]: the scan's next item, for the last one the item before the
+  // thread's items as stored, or before the warp's part, the edge copied with it; x0 at a
+  // sequence's first element), dL/dx0 = a[0] g[0] at each sequence's first element. g goes
+  // over dL/dx, dL/da over x, and each warp stores its part of both. Two ways, the same
+  // results: whole arrays in registers (float: 2.04 ms at 2^28 on an H200, against 2.38 for
+  // the other way), or word by word with the marks packed (double: 1.87 ms at 2^27 against
+  // 2.06). ptxas spills some registers either way (the tile is the forward's, with a third
+  // array and the shifts).
+  static constexpr bool streamed_finish = sizeof(T) == 8;
+  __device__ void finish_gradient(int buf, std::int64_t tile, T state) {
+    if constexpr (streamed_finish) {
+      finish_gradient_streamed(buf, tile, state);
       return;
     }
-    const int left = remaining(tile);
-    if (left == 0) return;
-    const std::int64_t first = base % p.length;
+    const sequence_marks m = restore(marks_parked, tile);
+    T own_a[items], a[items], g[items];
+    gradient_maps(buf, tile, m, own_a, a, g);
 #pragma unroll
     for (int c = 0; c < items; ++c) {
-      if (c < left && ends(first + c)) p.final_x[(base + c) / p.length] = x[c];
+      state = a[c] == T(0) ? g[c] : fused(a[c], state, g[c]);
+      g[c] = state;
+    }
+    const bool ends = m.end >= 0 || m.end_mask != 0;  // each sequence's first element: the scan's last
+    const std::int64_t j0 = ends ? first_position(tile) : 0;
+    if (p.src.grad_x0 != nullptr && ends) {
+#pragma unroll
+      for (int c = 0; c < items; ++c) {
+        if (c == m.end || ((m.end_mask >> c) & 1u)) {
+          p.src.grad_x0[sequence_of(j0 + c)] = own_a[c] == T(0) ? T(0) : own_a[c] * g[c];
+        }
+      }
+    }
+    if (reads_x()) {
+      T x[items];
+      read_own(s.grad.x[buf], x);
+      const T before = owner() % 32 == 0 ? s.grad.x_before[buf][region()] : item(s.grad.x[buf], owner() * items - 1);
+      const T x0 = m.end >= 0 ? marked_state(buf, tile, j0 + m.end) : T(0);
+      T da[items];
+#pragma unroll
+      for (int c = 0; c < items; ++c) {
+        T previous = c + 1 < items ? x[c + 1] : before;
+        if (c == m.end) previous = x0;
+        if ((m.end_mask >> c) & 1u) previous = initial_state(sequence_of(j0 + c));
+        da[c] = g[c] * previous;
+      }
+      __syncwarp();  // every lane has read x (its own and its neighbour's) before dL/da goes over it
+      write_own(s.grad.x[buf], da);
+    }
+    if (p.x != nullptr) write_own(s.b[buf], g);
+    __syncwarp();
+    if (p.x != nullptr) store(s.b[buf], tile, p.x);
+    if (reads_x()) store(s.grad.x[buf], tile, p.src.grad_a);
+    __syncwarp();  // every lane has read its part before the buffer is refilled
+  }
+
+  // The same word by word (few registers live, as the forward's finish): g written over
+  // dL/dx as it goes, with dL/dx0 where a sequence starts; then dL/da over x word by word,
+  // x[i-1] carried from the element before as stored, read by every lane before any
+  // dL/da goes over x.
+  __device__ void finish_gradient_streamed(int buf, std::int64_t tile, T state) {
+    const sequence_marks m = restore(marks_parked, tile);
+    const bool ends = m.end >= 0 || m.end_mask != 0;
+    const std::int64_t j0 = ends ? first_position(tile) : 0;
+    uint4* const wg = &s.b[buf][owner() * W];
+    {
+      const int lo = tile == 0 ? first_existing(first_position(tile)) : 0;  // missing items: tile 0 only
+      T a_next = owner() % 32 == 31 ? s.grad.a_after[buf][region()] : item(s.a[buf], (owner() + 1) * items);
+      const uint4* const wa = &s.a[buf][owner() * W];
+#pragma unroll
+      for (int jj = 0; jj < W; ++jj) {  // the thread's words in scan order: last to first
+        const int j = W - 1 - jj;
+        T a[C], gw[C];
+        const uint4 ra = wa[j ^ swizzle];
+        uint4 rg = wg[j ^ swizzle];
+        std::memcpy(a, &ra, sizeof(ra));
+        std::memcpy(gw, &rg, sizeof(rg));
+#pragma unroll
+        for (int cc = 0; cc < C; ++cc) {
+          const int c = jj * C + cc;  // the item in scan order, stored as j * C + e
+          const int e = C - 1 - cc;
+          T map_a = a_next;
+          T map_b = gw[e];
+          a_next = a[e];
+          if (c < lo) {
+            map_a = T(1);
+            map_b = T(0);
+          }
+          if (c == m.start || ((m.start_mask >> c) & 1u)) map_a = T(0);
+          state = map_a == T(0) ? map_b : fused(map_a, state, map_b);
+          gw[e] = state;
+          if (p.src.grad_x0 != nullptr && (c == m.end || ((m.end_mask >> c) & 1u))) {
+            p.src.grad_x0[sequence_of(j0 + c)] = a[e] == T(0) ? T(0) : a[e] * state;
+          }
+        }
+        std::memcpy(&rg, gw, sizeof(rg));
+        wg[j ^ swizzle] = rg;  // the thread's own word: read by no other lane
+      }
+    }
+    if (reads_x()) {
+      T previous = owner() % 32 == 0 ? s.grad.x_before[buf][region()] : item(s.grad.x[buf], owner() * items - 1);
+      const T x0 = m.end >= 0 ? marked_state(buf, tile, j0 + m.end) : T(0);
+      __syncwarp();  // every lane has read its neighbour's last x before dL/da goes over x
+      uint4* const wx = &s.grad.x[buf][owner() * W];
+#pragma unroll
+      for (int j = 0; j < W; ++j) {  // as stored: first to last
+        uint4 rx = wx[j ^ swizzle];
+        const uint4 rg = wg[j ^ swizzle];
+        T x[C], g[C], da[C];
+        std::memcpy(x, &rx, sizeof(rx));
+        std::memcpy(g, &rg, sizeof(rg));
+#pragma unroll
+        for (int e = 0; e < C; ++e) {
+          const int c = stored(j * C + e);  // the item in scan order
+          T before = previous;
+          if (c == m.end) before = x0;
+          if ((m.end_mask >> c) & 1u) before = initial_state(sequence_of(j0 + c));
+          da[e] = g[e] * before;
+          previous = x[e];
+        }
+        std::memcpy(&rx, da, sizeof(rx));
+        wx[j ^ swizzle] = rx;
+      }
+    }
+    __syncwarp();
+    if (p.x != nullptr) store(s.b[buf], tile, p.x);
+    if (reads_x()) store(s.grad.x[buf], tile, p.src.grad_a);
+    __syncwarp();  // every lane has read its part before the buffer is refilled
+  }
+
+  // The thread holding the last item of a sequence (scan order) writes its final state.
+  __device__ void write_final_states(std::int64_t tile, const T (&x)[items]) const {
+    const std::int64_t j0 = first_position(tile);
+    if constexpr (reverse) {
+      int one;
+      std::uint32_t mask;
+      marks<true>(j0, first_existing(j0), end_existing(j0), one, mask);
+#pragma unroll
+      for (int c = 0; c < items; ++c) {
+        if (c == one || ((mask >> c) & 1u)) p.final_x[sequence_of(j0 + c)] = x[c];
+      }
+    } else {
+      if (!p.batched) {
+        const std::int64_t last = p.n - 1 - j0;  // the last item's offset, if it is this thread's
+        if (last >= 0 && last < items) {
+#pragma unroll
+          for (int c = 0; c < items; ++c) {
+            if (c == last) p.final_x[0] = x[c];
+          }
+        }
+        return;
+      }
+      const int left = end_existing(j0);
+      if (left == 0) return;
+      const std::int64_t first = j0 % p.length;
+#pragma unroll
+      for (int c = 0; c < items; ++c) {
+        if (c < left && ends(first + c)) p.final_x[(j0 + c) / p.length] = x[c];
+      }
     }
   }
 
@@ -677,6 +1265,7 @@ struct linrec_agent {
   __device__ void park(int) {
     parked_prefix = prefix;
     parked_has_prefix = has_prefix;
+    if constexpr (gradient) marks_parked = marks_scanned;
   }
 
   __device__ void retire(const device::retiring<map_t, 1>& r) { finish(r); }
@@ -753,7 +1342,12 @@ template <class Tuning, class Source, class T>
   const std::size_t required = rows_temp_bytes<Tuning, T>(n);
   if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
   if (n == 0) {
-    if (d_final != nullptr && batch > 0) {  // empty sequences end where they start
+    if constexpr (Source::gradient) {
+      // x0 reaches no state of an empty sequence: its gradient is 0.
+      if (src.grad_x0 != nullptr && batch > 0) {
+        return cudaMemsetAsync(src.grad_x0, 0, static_cast<std::size_t>(batch) * sizeof(T), stream);
+      }
+    } else if (d_final != nullptr && batch > 0) {  // empty sequences end where they start
       const std::int64_t blocks = detail::ceil_div<std::int64_t>(batch, 256);
       const auto grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
       SCANLAB_TRY(detail::launch(linrec_initial_states_kernel<T>, grid, 256, 0, stream, d_final, d_x0s, x0, batch));
@@ -767,6 +1361,12 @@ template <class Tuning, class Source, class T>
     const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
     auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
     const auto aligned = [](const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; };
+    bool vector_load = aligned(src.p) && (Source::arrays == 1 || aligned(src.q));
+    bool vector_store = d_x != nullptr && aligned(d_x);
+    if constexpr (Source::gradient) {  // x and dL/da too, where they are used
+      vector_load = vector_load && (src.grad_a == nullptr || aligned(src.r));
+      vector_store = (d_x == nullptr || aligned(d_x)) && (src.grad_a == nullptr || aligned(src.grad_a));
+    }
     const linrec_params<Source, T> params{
         .src = src,
         .x = d_x,
@@ -777,8 +1377,9 @@ template <class Tuning, class Source, class T>
         .length = length,
         .schedule = {{device::tile_state<affine_map<T>>(base, num_tiles)}, num_tiles, {}},
         .batched = batch > 1,
-        .vector_load = aligned(src.p) && (Source::arrays == 1 || aligned(src.q)),
-        .vector_store = d_x != nullptr && aligned(d_x)};
+        .vector_load = vector_load,
+        .vector_store = vector_store,
+        .batch = batch};
     // The agent's temp storage is dynamic shared memory: the parked and the staged tiles
     // do not fit in the 48 KB of static shared memory.
     return device::launch_single_pass<kernel>(params, Policy::block_threads, linrec_agent<Policy, Source, T>::smem_bytes,
@@ -795,11 +1396,10 @@ inline constexpr int column_unroll = 8;
 inline constexpr std::int64_t column_target_threads = std::int64_t{1} << 18;
 inline constexpr std::int64_t column_min_segment = 64;
 
-template <class Source, class T>
-struct column_params {
-  Source src;
-  T* x;                 // or nullptr
-  T* final_x;           // or nullptr (single-segment path only)
+// What the column kernels of a solve and of the backward pass share: the batch, its
+// initial states and its segments.
+template <class T>
+struct column_shape {
   const T* x0s;
   T x0;
   std::int64_t batch;
@@ -811,19 +1411,53 @@ struct column_params {
   const T* segment_states;      // [batch, S]: state after each segment (pass 2), or nullptr with S == 1
 };
 
-// Walks rows [t0, t1) of sequence k from `state`: composes (Compose) or solves, writing x.
+template <class Source, class T>
+struct column_params : column_shape<T> {
+  Source src;
+  T* x;        // or nullptr
+  T* final_x;  // or nullptr (single-segment path only)
+};
+
+// Rows [t0, t1) of segment `segment` (the last ones may be empty).
+template <class P>
+__device__ __forceinline__ void segment_rows(const P& p, std::int64_t segment, std::int64_t& t0, std::int64_t& t1) {
+  t0 = segment * p.segment_length;
+  t1 = t0 + p.segment_length < p.length ? t0 + p.segment_length : p.length;
+  if (t0 > t1) t0 = t1;
+}
+
+// Calls f(k, segment, t0, t1) for this thread's (segment, sequence k) pairs, rows [t0, t1):
+// consecutive threads on consecutive sequences (coalesced), grid-stride.
+template <class P, class F>
+__device__ __forceinline__ void for_each_column_segment(const P& p, F&& f) {
+  const std::int64_t total = p.batch * p.segments;
+  for (std::int64_t id = blockIdx.x * static_cast<std::int64_t>(column_threads) + threadIdx.x; id < total;
+       id += static_cast<std::int64_t>(gridDim.x) * column_threads) {
+    const std::int64_t k = id % p.batch;
+    const std::int64_t segment = id / p.batch;
+    std::int64_t t0, t1;
+    segment_rows(p, segment, t0, t1);
+    f(k, segment, t0, t1);
+  }
+}
+
+// Walks rows [t0, t1) of sequence k in the source's direction (reverse: t1 - 1 down to t0)
+// from `state`: composes (Compose) or solves, writing x.
 template <bool Compose, class Source, class T>
 __device__ __forceinline__ void walk_column(const column_params<Source, T>& p, std::int64_t k, std::int64_t t0,
                                             std::int64_t t1, affine_map<T>& composed, T& state) {
+  constexpr bool reverse = Source::direction == linrec_direction::reverse;
   const affine_then op;
-  const auto element = [&](std::int64_t t) { return t * p.batch + k; };
-  std::int64_t t = t0;
-  for (; t + column_unroll <= t1; t += column_unroll) {
+  // The i-th row of the walk.
+  const auto element = [&](std::int64_t i) { return (reverse ? t1 - 1 - i : t0 + i) * p.batch + k; };
+  const std::int64_t rows = t1 - t0;
+  std::int64_t i = 0;
+  for (; i + column_unroll <= rows; i += column_unroll) {
     T pv[column_unroll], qv[column_unroll];
 #pragma unroll
     for (int u = 0; u < column_unroll; ++u) {
-      pv[u] = p.src.p[element(t + u)];
-      if constexpr (Source::arrays == 2) qv[u] = p.src.q[element(t + u)];
+      pv[u] = p.src.p[element(i + u)];
+      if constexpr (Source::arrays == 2) qv[u] = p.src.q[element(i + u)];
     }
 #pragma unroll
     for (int u = 0; u < column_unroll; ++u) {
@@ -832,17 +1466,17 @@ __device__ __forceinline__ void walk_column(const column_params<Source, T>& p, s
         composed = op(composed, m);
       } else {
         state = apply(m, state);
-        if (p.x != nullptr) p.x[element(t + u)] = state;
+        if (p.x != nullptr) p.x[element(i + u)] = state;
       }
     }
   }
-  for (; t < t1; ++t) {
-    const affine_map<T> m = p.src.map(p.src.p[element(t)], Source::arrays == 2 ? p.src.q[element(t)] : T(0));
+  for (; i < rows; ++i) {
+    const affine_map<T> m = p.src.map(p.src.p[element(i)], Source::arrays == 2 ? p.src.q[element(i)] : T(0));
     if constexpr (Compose) {
       composed = op(composed, m);
     } else {
       state = apply(m, state);
-      if (p.x != nullptr) p.x[element(t)] = state;
+      if (p.x != nullptr) p.x[element(i)] = state;
     }
   }
 }
@@ -851,39 +1485,38 @@ __device__ __forceinline__ void walk_column(const column_params<Source, T>& p, s
 // consecutive sequences.
 template <class Source, class T>
 __global__ void __launch_bounds__(column_threads) linrec_column_maps_kernel(const __grid_constant__ column_params<Source, T> p) {
-  const std::int64_t total = p.batch * p.segments;
-  for (std::int64_t id = blockIdx.x * static_cast<std::int64_t>(column_threads) + threadIdx.x; id < total;
-       id += static_cast<std::int64_t>(gridDim.x) * column_threads) {
-    const std::int64_t k = id % p.batch;
-    const std::int64_t segment = id / p.batch;
-    const std::int64_t t0 = segment * p.segment_length;
-    const std::int64_t t1 = t0 + p.segment_length < p.length ? t0 + p.segment_length : p.length;
+  constexpr bool reverse = Source::direction == linrec_direction::reverse;
+  for_each_column_segment(p, [&](std::int64_t k, std::int64_t segment, std::int64_t t0, std::int64_t t1) {
     affine_map<T> composed{T(1), T(0)};  // an empty segment (possible in the last ones): the identity
     if (t0 < t1) {  // else start from the first map: composing onto (1, 0) would turn Inf * 0 into NaN
-      composed = p.src.map(p.src.p[t0 * p.batch + k], Source::arrays == 2 ? p.src.q[t0 * p.batch + k] : T(0));
+      const std::int64_t first = (reverse ? t1 - 1 : t0) * p.batch + k;
+      composed = p.src.map(p.src.p[first], Source::arrays == 2 ? p.src.q[first] : T(0));
+      T unused = T(0);
+      if constexpr (reverse) {
+        walk_column<true>(p, k, t0, t1 - 1, composed, unused);
+      } else {
+        walk_column<true>(p, k, t0 + 1, t1, composed, unused);
+      }
     }
-    T unused = T(0);
-    if (t0 < t1) walk_column<true>(p, k, t0 + 1, t1, composed, unused);
     p.segment_a[k * p.segments + segment] = composed.a;
     p.segment_b[k * p.segments + segment] = composed.b;
-  }
+  });
 }
 
-// Pass 3 (or the only pass with S == 1): each (segment, sequence) solved from its entering state.
+// Pass 3 (or the only pass with S == 1): each (segment, sequence) solved from its entering
+// state (reverse: the state after the segment below it).
 template <class Source, class T>
 __global__ void __launch_bounds__(column_threads) linrec_column_solve_kernel(const __grid_constant__ column_params<Source, T> p) {
-  const std::int64_t total = p.batch * p.segments;
-  for (std::int64_t id = blockIdx.x * static_cast<std::int64_t>(column_threads) + threadIdx.x; id < total;
-       id += static_cast<std::int64_t>(gridDim.x) * column_threads) {
-    const std::int64_t k = id % p.batch;
-    const std::int64_t segment = id / p.batch;
-    const std::int64_t t0 = segment * p.segment_length;
-    const std::int64_t t1 = t0 + p.segment_length < p.length ? t0 + p.segment_length : p.length;
-    T state = segment == 0 ? (p.x0s != nullptr ? p.x0s[k] : p.x0) : p.segment_states[k * p.segments + segment - 1];
+  constexpr bool reverse = Source::direction == linrec_direction::reverse;
+  for_each_column_segment(p, [&](std::int64_t k, std::int64_t segment, std::int64_t t0, std::int64_t t1) {
+    const std::int64_t first_segment = reverse ? p.segments - 1 : 0;  // in the walk's order
+    const std::int64_t entering = reverse ? segment + 1 : segment - 1;
+    T state = segment == first_segment ? (p.x0s != nullptr ? p.x0s[k] : p.x0)
+                                       : p.segment_states[k * p.segments + entering];
     affine_map<T> unused{T(1), T(0)};
     walk_column<false>(p, k, t0, t1, unused, state);
-    if (p.final_x != nullptr && segment == p.segments - 1) p.final_x[k] = state;
-  }
+    if (p.final_x != nullptr && segment == p.segments - 1 - first_segment) p.final_x[k] = state;
+  });
 }
 
 // Segments per sequence for an interleaved batch: one when there are enough sequences to
@@ -897,9 +1530,71 @@ inline std::int64_t column_segments(std::int64_t batch, std::int64_t length, std
   return s < most ? s : most;
 }
 
+// The shape of an interleaved batch in `segments` segments (column_segments).
+template <class T>
+column_shape<T> make_column_shape(std::int64_t batch, std::int64_t length, std::int64_t segments, const T* x0s, T x0) {
+  return {.x0s = x0s,
+          .x0 = x0,
+          .batch = batch,
+          .length = length,
+          .segments = segments,
+          .segment_length = length > 0 ? detail::ceil_div(length, segments) : 0,
+          .segment_a = nullptr,
+          .segment_b = nullptr,
+          .segment_states = nullptr};
+}
+
 inline int column_grid(std::int64_t threads) {
   const std::int64_t blocks = detail::ceil_div<std::int64_t>(threads, column_threads);
   return static_cast<int>(blocks < (1 << 20) ? blocks : (1 << 20));
+}
+
+// The row-major solve of the segment maps ([batch, S]) in the direction of `Source`.
+template <class Source, class T>
+using segment_source = std::conditional_t<Source::direction == linrec_direction::reverse, reversed<ab_source<T>>,
+                                          ab_source<T>>;
+template <class Source, class T>
+segment_source<Source, T> segment_maps(const T* a, const T* b) {
+  segment_source<Source, T> src{};
+  src.p = a;
+  src.q = b;
+  return src;
+}
+
+// Passes 1-3 of an interleaved batch cut into params.segments > 1 segments, in temp storage
+// [segment a][segment b][segment states][the row-major solve of the segment maps]: pass 1
+// (maps_kernel) composes each segment's maps, pass 2 solves them with the tiles in
+// SegmentSource's direction from d_x0s / x0 (their final states to d_final), pass 3
+// (solve_kernel; only if `solve`) walks each segment again from the state entering it.
+template <class Policy, class SegmentSource, class Params, class T>
+[[nodiscard]] cudaError_t segmented_columns(void* d_temp, std::size_t& temp_bytes, Params params,
+                                            void (*maps_kernel)(Params), void (*solve_kernel)(Params), bool solve,
+                                            T* d_final, const T* d_x0s, T x0, cudaStream_t stream,
+                                            const linrec_options& options) {
+  const std::int64_t maps = params.batch * params.segments;
+  const std::size_t slice = detail::align_up(static_cast<std::size_t>(maps) * sizeof(T));
+  std::size_t inner_bytes = 0;
+  SCANLAB_TRY((dispatch_rows<Policy>(nullptr, inner_bytes, segment_maps<SegmentSource, T>(nullptr, nullptr),
+                                     static_cast<T*>(nullptr), static_cast<T*>(nullptr), params.batch, params.segments,
+                                     d_x0s, x0, stream)));
+  const std::size_t required = 256 + 3 * slice + inner_bytes;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
+  auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
+  params.segment_a = reinterpret_cast<T*>(base);
+  params.segment_b = reinterpret_cast<T*>(base + slice);
+  T* states = reinterpret_cast<T*>(base + 2 * slice);
+  params.segment_states = states;
+  void* inner_temp = base + 3 * slice;
+
+  const int grid = column_grid(maps);
+  SCANLAB_TRY(detail::launch(maps_kernel, grid, column_threads, 0, stream, params));
+  // Pass 2: the state after each segment (and, the last one, the final state).
+  SCANLAB_TRY((dispatch_rows<Policy>(inner_temp, inner_bytes,
+                                     segment_maps<SegmentSource, T>(params.segment_a, params.segment_b),
+                                     solve ? states : nullptr, d_final, params.batch, params.segments, d_x0s, x0,
+                                     stream, options)));
+  if (!solve) return cudaSuccess;
+  return detail::launch(solve_kernel, grid, column_threads, 0, stream, params);
 }
 
 template <class Policy, class Source, class T>
@@ -912,18 +1607,7 @@ template <class Policy, class Source, class T>
     return dispatch_rows<Policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, options);
   }
   const std::int64_t segments = column_segments(batch, length, options.segments);
-  column_params<Source, T> params{.src = src,
-                                  .x = d_x,
-                                  .final_x = d_final,
-                                  .x0s = d_x0s,
-                                  .x0 = x0,
-                                  .batch = batch,
-                                  .length = length,
-                                  .segments = segments,
-                                  .segment_length = length > 0 ? detail::ceil_div(length, segments) : 0,
-                                  .segment_a = nullptr,
-                                  .segment_b = nullptr,
-                                  .segment_states = nullptr};
+  const column_params<Source, T> params{make_column_shape(batch, length, segments, d_x0s, x0), src, d_x, d_final};
   if (segments == 1) {
     // Nothing is used: 1 byte, so that the caller's allocation is not null.
     if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, 1)) return *answer;
@@ -931,31 +1615,122 @@ template <class Policy, class Source, class T>
     return detail::launch(linrec_column_solve_kernel<Source, T>, column_grid(batch), column_threads, 0, stream,
                           params);
   }
-  // [segment a][segment b][segment states][the row-major solve of the segment maps]
-  const std::int64_t maps = batch * segments;
-  const std::size_t slice = detail::align_up(static_cast<std::size_t>(maps) * sizeof(T));
-  std::size_t inner_bytes = 0;
-  const ab_source<T> inner_src{nullptr, nullptr};
-  SCANLAB_TRY((dispatch_rows<Policy>(nullptr, inner_bytes, inner_src, static_cast<T*>(nullptr),
-                                     static_cast<T*>(nullptr), batch, segments, d_x0s, x0, stream)));
-  const std::size_t required = 256 + 3 * slice + inner_bytes;
-  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
-  auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-  params.segment_a = reinterpret_cast<T*>(base);
-  params.segment_b = reinterpret_cast<T*>(base + slice);
-  T* states = reinterpret_cast<T*>(base + 2 * slice);
-  params.segment_states = states;
-  void* inner_temp = base + 3 * slice;
+  column_params<Source, T> segmented = params;
+  segmented.final_x = nullptr;  // the final states come from pass 2
+  return segmented_columns<Policy, Source>(d_temp, temp_bytes, segmented, linrec_column_maps_kernel<Source, T>,
+                                           linrec_column_solve_kernel<Source, T>, d_x != nullptr, d_final, d_x0s, x0,
+                                           stream, options);
+}
 
-  const int grid = column_grid(maps);
-  SCANLAB_TRY(detail::launch(linrec_column_maps_kernel<Source, T>, grid, column_threads, 0, stream, params));
-  const ab_source<T> segment_src{params.segment_a, params.segment_b};
-  // Pass 2: the state after each segment (and, the last one, the final state).
-  SCANLAB_TRY((dispatch_rows<Policy>(inner_temp, inner_bytes, segment_src, d_x != nullptr ? states : nullptr,
-                                     d_final, batch, segments, d_x0s, x0, stream, options)));
-  if (d_x == nullptr) return cudaSuccess;
-  params.final_x = nullptr;  // written by pass 2
-  return detail::launch(linrec_column_solve_kernel<Source, T>, grid, column_threads, 0, stream, params);
+// ---- the backward pass of interleaved batches ----
+// The same three passes over the gradient's maps (a[t+1], dL/dx[t]), walked from the last
+// row up: pass 1 composes each segment's maps (its first map takes a from the row below
+// the segment), pass 2 is the reverse row-major solve of the segment maps from the state
+// 0, pass 3 walks each segment again from the state below it, writing dL/db, dL/da and,
+// at row 0, dL/dx0. Reads a and dL/dx twice with segments, x once.
+
+// (x0s: the forward's initial states; segment_states: g at the top row of each segment.)
+template <class T>
+struct column_gradient_params : column_shape<T> {
+  gradient_source<T> src;
+  T* grad_b;  // or nullptr
+};
+
+// Rows t1 - 1 down to t0 of sequence k. Compose: the segment's map; otherwise the
+// gradients from the state g below the segment.
+template <bool Compose, class T>
+__device__ __forceinline__ void walk_gradient_column(const column_gradient_params<T>& p, std::int64_t k,
+                                                     std::int64_t t0, std::int64_t t1, affine_map<T>& composed,
+                                                     T& g) {
+  const affine_then op;
+  const auto element = [&](std::int64_t t) { return t * p.batch + k; };
+  // a of the row below (the next in time): 0 below the last row (nothing follows it).
+  T a_below = t1 < p.length ? p.src.p[element(t1)] : T(0);
+  bool first = Compose;
+  for (std::int64_t top = t1; top > t0;) {
+    const int rows = top - t0 >= column_unroll ? column_unroll : static_cast<int>(top - t0);
+    T av[column_unroll], gv[column_unroll], xv[column_unroll];
+#pragma unroll
+    for (int u = 0; u < column_unroll; ++u) {
+      if (u < rows) {
+        const std::int64_t t = top - 1 - u;
+        av[u] = p.src.p[element(t)];
+        gv[u] = p.src.q[element(t)];
+        if (!Compose && p.src.grad_a != nullptr) xv[u] = t > 0 ? p.src.r[element(t - 1)] : T(0);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < column_unroll; ++u) {
+      if (u < rows) {
+        const std::int64_t t = top - 1 - u;
+        const affine_map<T> m{a_below, gv[u]};  // a_below is 0 at the last row: a start
+        a_below = av[u];
+        if constexpr (Compose) {
+          composed = first ? m : op(composed, m);
+          first = false;
+        } else {
+          g = apply(m, g);
+          if (p.grad_b != nullptr) p.grad_b[element(t)] = g;
+          if (t == 0) {
+            const T x0 = p.x0s != nullptr ? p.x0s[k] : p.x0;
+            if (p.src.grad_a != nullptr) p.src.grad_a[element(t)] = g * x0;
+            if (p.src.grad_x0 != nullptr) p.src.grad_x0[k] = av[u] == T(0) ? T(0) : av[u] * g;
+          } else if (p.src.grad_a != nullptr) {
+            p.src.grad_a[element(t)] = g * xv[u];
+          }
+        }
+      }
+    }
+    top -= rows;
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(column_threads)
+    linrec_column_gradient_maps_kernel(const __grid_constant__ column_gradient_params<T> p) {
+  for_each_column_segment(p, [&](std::int64_t k, std::int64_t segment, std::int64_t t0, std::int64_t t1) {
+    affine_map<T> composed{T(1), T(0)};  // an empty segment: the identity
+    T unused = T(0);
+    walk_gradient_column<true>(p, k, t0, t1, composed, unused);
+    p.segment_a[k * p.segments + segment] = composed.a;
+    p.segment_b[k * p.segments + segment] = composed.b;
+  });
+}
+
+template <class T>
+__global__ void __launch_bounds__(column_threads)
+    linrec_column_gradient_kernel(const __grid_constant__ column_gradient_params<T> p) {
+  for_each_column_segment(p, [&](std::int64_t k, std::int64_t segment, std::int64_t t0, std::int64_t t1) {
+    T g = segment == p.segments - 1 ? T(0) : p.segment_states[k * p.segments + segment + 1];
+    affine_map<T> unused{T(1), T(0)};
+    walk_gradient_column<false>(p, k, t0, t1, unused, g);
+  });
+}
+
+// The backward pass of an interleaved batch (more than one sequence of more than one step).
+// Policy: the tiles of the row-major solve of the segment maps (a forward-form tuning).
+template <class Policy, class T>
+[[nodiscard]] cudaError_t dispatch_gradient_columns(void* d_temp, std::size_t& temp_bytes,
+                                                    const gradient_source<T>& src, T* d_grad_b, std::int64_t batch,
+                                                    std::int64_t length, const T* d_x0s, T x0, cudaStream_t stream,
+                                                    linrec_options options = {}) {
+  if (!multiply_fits(batch, length)) return cudaErrorInvalidValue;
+  const std::int64_t segments = column_segments(batch, length, options.segments);
+  const column_gradient_params<T> params{make_column_shape(batch, length, segments, d_x0s, x0), src, d_grad_b};
+  if (segments == 1) {
+    if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, 1)) return *answer;
+    if (batch == 0) return cudaSuccess;
+    if (length == 0) {
+      return src.grad_x0 != nullptr
+                 ? cudaMemsetAsync(src.grad_x0, 0, static_cast<std::size_t>(batch) * sizeof(T), stream)
+                 : cudaSuccess;
+    }
+    return detail::launch(linrec_column_gradient_kernel<T>, column_grid(batch), column_threads, 0, stream, params);
+  }
+  // Pass 2 solves the segment maps from the state 0 after the last row: g at each segment's top.
+  return segmented_columns<Policy, reversed<ab_source<T>>>(
+      d_temp, temp_bytes, params, linrec_column_gradient_maps_kernel<T>, linrec_column_gradient_kernel<T>, true,
+      static_cast<T*>(nullptr), static_cast<const T*>(nullptr), T(0), stream, options);
 }
 
 }  // namespace linrec_detail
