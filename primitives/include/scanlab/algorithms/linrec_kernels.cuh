@@ -640,8 +640,10 @@ struct linrec_agent {
       if (!reads_x()) return;
       const std::int64_t before = first + region() * warp_items - 1;
       T* const x_before = &s.grad.x_before[buf][region()];
-      if (before < 0) {
-        *x_before = T(0);  // the first element: x0 takes its place
+      if (before < 0 || before >= p.n) {
+        // the first element (x0 takes its place), or a warp whose part of a partial tile
+        // is past the end (its items do not exist; the value is never used)
+        *x_before = T(0);
       } else if constexpr (Async) {
         copy_element_async(x_before, p.src.r + before);
       } else {
