@@ -39,6 +39,20 @@
 //                                                     the backward pass of x = linrec(a, b, x0):
 //                                                     dL/da, dL/db, dL/dx0 from dL/dx in ONE
 //                                                     fused pass (below)
+//   linear_recurrence_channels_last(a, b, x, batch, length, channels, x0s)
+//                                                     channels-last [batch, length, channels]:
+//                                                     sequence b * channels + c is element
+//                                                     (b * length + t) * channels + c (the
+//                                                     interleaved column walks, one block per b)
+//   linear_recurrence_varlen(a, b, x, final, offsets, sequences, n, x0s)
+//                                                     variable lengths (cu_seqlens): sequence s is
+//                                                     elements offsets[s] .. offsets[s+1] - 1, in ONE
+//                                                     single-pass scan (each start a reset); x and
+//                                                     the final states from one call
+//   ..._reverse_channels_last, _reverse_varlen, _backward_channels_last, _backward_varlen
+//   solve_linear_recurrence(src, x, final, shape, x0s, x0)
+//                                                     any form on linrec_channels_last{batch, length,
+//                                                     channels} or linrec_varlen{offsets, sequences, n}
 // Optional tuning (scanlab/tuning.hpp): a tile shape as template argument (after T in the
 // named forms, first in solve_linear_recurrence) and single_pass_options as last argument.
 //
@@ -51,6 +65,10 @@
 //                            float element; plus batch read (x0) and batch written (dL/dx0).
 //                            Interleaved batches of fewer than 2^17 sequences: a and dL/dx
 //                            read twice (the column segments), 7n in all.
+//   channels-last            as interleaved batches: 12 (backward 20) bytes per float element
+//                            with at least 2^17 sequences, 20 (28) with fewer
+//   offsets                  as one sequence, plus the offsets and one 8-byte bracket per tile
+//                            (built by a small kernel first) and x0 / final per sequence
 // The backward pass: the adjoint g of x = linrec(a, b, x0) is the reverse recurrence
 // g[i] = dL/dx[i] + a[i+1] g[i+1] (g[n-1] = dL/dx[n-1]): the reverse solve of the maps
 // (a[i+1], dL/dx[i]) from 0, the shift of a done where each tile is read (each warp's part
@@ -82,7 +100,12 @@
 //  - Sizes: 64-bit; n == 0 (or batch == 0 or length == 0) writes no x; the final-state forms
 //    then write x0 for every sequence (an empty sequence ends in its initial state).
 //    n < 0, or batch * length overflowing int64, is cudaErrorInvalidValue.
-//  - Initial states: the batched forms take d_x0 (device, `batch` values), or nullptr for 0.
+//  - Initial states: the batched forms take d_x0 (device, `batch` values), or nullptr for 0;
+//    channels-last and offsets: one per sequence (b * channels + c; s).
+//  - Offsets (linrec_varlen): offsets[0] == 0, nondecreasing, offsets[sequences] == n is the
+//    caller's precondition, not checked on the device (broken offsets give meaningless
+//    results, never an access out of bounds); negative sizes, sequences == 0 with n > 0 and a
+//    null d_offsets are cudaErrorInvalidValue. Empty sequences end in their initial state.
 //  - Temp storage: CUB's two-phase protocol. With d_temp == nullptr only temp_bytes is set;
 //    otherwise d_temp must hold temp_bytes bytes (any alignment) and not be in use by
 //    another call in flight. About 16 bytes per tile of 4096 elements for float
@@ -94,7 +117,9 @@
 //    (cudaErrorInvalidValue before anything is enqueued).
 //  - Launches: one cooperative kernel for one sequence and for row-major batches (a regular
 //    launch after a memset where cooperative launch is unavailable or refused), with 128 KB
-//    of dynamic shared memory per block (set once per device on first use). Interleaved batches:
+//    of dynamic shared memory per block (set once per device on first use); offsets add one
+//    small kernel before it (and one for the final states of empty sequences). Interleaved
+//    and channels-last batches:
 //    one kernel when there are at least 2^17 sequences; otherwise three (segment maps,
 //    the row-major solve of the segment maps, the segments again: a and b read twice).
 #pragma once

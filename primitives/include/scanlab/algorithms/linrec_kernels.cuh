@@ -1551,8 +1551,10 @@ template <class Tuning, class Source, class T>
 // The sequence of each tile's first element (the last one: of element n - 1) into
 // tile_sequences[0 .. num_tiles], by bisection of the offsets: the brackets the agent
 // searches (linrec_agent, by_offsets). Indices stay in [0, sequences) whatever the offsets.
+// (A template so that every translation unit including this header may define it.)
+template <class Offset>
 __global__ void __launch_bounds__(256)
-    linrec_tile_sequences_kernel(const std::int64_t* offsets, std::int64_t sequences, std::int64_t n,
+    linrec_tile_sequences_kernel(const Offset* offsets, std::int64_t sequences, std::int64_t n,
                                  std::int64_t tile_items, std::int64_t num_tiles, std::int64_t* tile_sequences) {
   for (std::int64_t t = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; t <= num_tiles;
        t += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
@@ -1632,7 +1634,7 @@ template <class Tuning, class Source, class T>
         base + detail::align_up(device::tile_state<affine_map<T>>::storage_bytes(num_tiles)));
     const std::int64_t blocks = detail::ceil_div<std::int64_t>(num_tiles + 1, 256);
     const auto grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
-    SCANLAB_TRY(detail::launch(linrec_tile_sequences_kernel, grid, 256, 0, stream, d_offsets, sequences, n,
+    SCANLAB_TRY(detail::launch(linrec_tile_sequences_kernel<std::int64_t>, grid, 256, 0, stream, d_offsets, sequences, n,
                                static_cast<std::int64_t>(Policy::tile_items), num_tiles, brackets));
     source_t walked{};
     static_cast<Source&>(walked) = src;
@@ -1685,7 +1687,7 @@ struct column_params : column_shape<T> {
 // group being one [length, channels] block (an interleaved batch is one group); its step t
 // is at column_origin + t * channels.
 template <class P>
-__device__ __forceinline__ std::int64_t column_origin(const P& p, std::int64_t k) {
+__host__ __device__ __forceinline__ std::int64_t column_origin(const P& p, std::int64_t k) {
   if (p.channels == p.batch) return k;
   const std::int64_t group = k / p.channels;
   return group * p.length * p.channels + (k - group * p.channels);
