@@ -299,6 +299,10 @@ int main(int argc, char** argv) {
       batch = static_cast<std::int64_t>(offsets.size()) - 1;
       length = 0;
     } else if (channels_last) {
+      if (p.size() == 0) {  // its dimensions may name any number of sequences: not sized by them
+        throw std::runtime_error(p_label + " has shape " + shape_text(p) +
+                                 " and no elements (an empty input must be 1-D)");
+      }
       channels = p.shape()[2];
       batch = p.shape()[0] * channels;  // one sequence per (b, c)
       length = p.shape()[1];
