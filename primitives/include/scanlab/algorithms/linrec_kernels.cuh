@@ -897,8 +897,13 @@ struct linrec_agent {
     if constexpr (reverse) {  // scan order: last to first (read_own, written so: fewer spills, ptxas sm_90)
 #pragma unroll
       for (int c = 0; c < items / 2; ++c) {
-        std::swap(a[c], a[items - 1 - c]);
-        std::swap(b[c], b[items - 1 - c]);
+        // (not std::swap: a host constexpr function, refused in device code without
+        // --expt-relaxed-constexpr, which users need not pass; scripts/compile-arches.sh does not)
+        const T a_c = a[c], b_c = b[c];
+        a[c] = a[items - 1 - c];
+        a[items - 1 - c] = a_c;
+        b[c] = b[items - 1 - c];
+        b[items - 1 - c] = b_c;
       }
     }
     const bool full = is_full(tile);
