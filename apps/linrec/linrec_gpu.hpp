@@ -21,14 +21,16 @@ struct gpu_request {
   const io::host_array* p = nullptr;  // a, lambda or the signal (float32 or float64)
   const io::host_array* q = nullptr;  // b or u, same dtype and size (nullptr for ema)
   double alpha = 0;                   // ema
-  std::int64_t batch = 1;
-  std::int64_t length = 0;
+  std::int64_t batch = 1;             // sequences (channels-last: groups * channels; offsets: their count)
+  std::int64_t length = 0;            // of every sequence (not with offsets)
   bool interleaved = false;           // [length, batch] instead of [batch, length]
+  std::int64_t channels = 0;          // > 0: channels-last [batch / channels, length, channels]
+  std::vector<std::int64_t> offsets;  // non-empty: variable lengths, batch + 1 values over p's elements
   std::vector<double> x0s;            // one initial state per sequence
   bool final_only = false;            // only the last state of each sequence
   bool reverse = false;               // x[i] = a[i] x[i+1] + b[i] from x[n] = x0 (the final state is x[0])
   const io::host_array* grad_x = nullptr;  // the backward pass (form ab, forward): dL/dx, same shape and dtype as p
-  bool compare = false;               // also CUB's solution (and gradients)
+  bool compare = false;               // also CUB's solution (and gradients); not for channels-last or offsets
   bool bench = false;                 // time scanlab and CUB
   bool variants = false;              // with bench: scanlab's tuning variants too (float32, row-major)
   int repeat = 20;

@@ -4,10 +4,12 @@
 // What is run:
 //   scanlab   scanlab::solve_linear_recurrence on the form's source (linrec_ab, linrec_lambda,
 //             linrec_ema; linrec_reverse(...) with --reverse): the fused single-pass kernel
-//             (one sequence, row-major batches) or the column kernels (interleaved batches);
+//             (one sequence, row-major batches, offsets) or the column kernels (interleaved
+//             and channels-last batches);
 //             --final: final states only. --backward: the forward solve, then
 //             linear_recurrence_backward_batched on its x (the fused backward pass)
-//   CUB       cub::DeviceScan::InclusiveScan with the affine-composition operator over a
+//   CUB       (not for channels-last batches or offsets: cub_applies)
+//             cub::DeviceScan::InclusiveScan with the affine-composition operator over a
 //             transform iterator building the maps from a and b, writing x through a
 //             transform output iterator (linrec_cub.cuh): the same 12 bytes per float element;
 //             --reverse: the maps read from each sequence's end; --backward: the reverse scan
@@ -29,6 +31,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <tuple>
 #include <span>
 #include <stdexcept>
@@ -48,12 +51,16 @@ std::string policy_name() {
          std::to_string(Policy::l2_ahead);
 }
 
+// CUB's baseline covers one sequence and the row-major and interleaved batches.
+inline bool cub_applies(const gpu_request& r) { return r.channels == 0 && r.offsets.empty(); }
+
 template <class T>
 class runner {
  public:
   explicit runner(const gpu_request& r)
       : r_(r),
-        n_(r.batch * r.length),
+        n_(r.p->size()),
+        d_offsets_(std::span<const std::int64_t>(r.offsets)),
         d_p_(r.p->as<T>()),
         d_q_(r.q != nullptr ? device_buffer<T>(r.q->as<T>()) : device_buffer<T>()),
         d_x0s_(to_t(r.x0s)),
@@ -80,6 +87,16 @@ class runner {
   // The backward pass of the forward (a, b) solve, on its x (run scanlab_call first).
   template <class Policy>
   cudaError_t backward_call(void* temp, std::size_t& bytes, cudaStream_t s) {
+    if (!r_.offsets.empty()) {
+      return linear_recurrence_backward_varlen<T, Policy>(temp, bytes, d_p_.data(), d_x_.data(), d_gx_.data(),
+                                                          d_ga_.data(), d_gb_.data(), d_gx0_.data(),
+                                                          d_offsets_.data(), r_.batch, n_, d_x0s_.data(), s);
+    }
+    if (r_.channels > 0) {
+      return linear_recurrence_backward_channels_last<T, Policy>(
+          temp, bytes, d_p_.data(), d_x_.data(), d_gx_.data(), d_ga_.data(), d_gb_.data(), d_gx0_.data(),
+          r_.batch / r_.channels, r_.length, r_.channels, d_x0s_.data(), s);
+    }
     const batch_layout layout = r_.interleaved ? batch_layout::interleaved : batch_layout::row_major;
     return linear_recurrence_backward_batched<T, Policy>(temp, bytes, d_p_.data(), d_x_.data(), d_gx_.data(),
                                                          d_ga_.data(), d_gb_.data(), d_gx0_.data(), r_.batch,
@@ -246,6 +263,15 @@ class runner {
   cudaError_t call(const Source& src, void* temp, std::size_t& bytes, cudaStream_t s) {
     T* x = r_.final_only ? nullptr : d_x_.data();
     T* fin = r_.final_only ? d_x_.data() : nullptr;
+    if (!r_.offsets.empty()) {
+      return solve_linear_recurrence<Policy>(temp, bytes, src, x, fin, linrec_varlen{d_offsets_.data(), r_.batch, n_},
+                                             d_x0s_.data(), T(0), s);
+    }
+    if (r_.channels > 0) {
+      return solve_linear_recurrence<Policy>(temp, bytes, src, x, fin,
+                                             linrec_channels_last{r_.batch / r_.channels, r_.length, r_.channels},
+                                             d_x0s_.data(), T(0), s);
+    }
     const batch_layout layout = r_.interleaved ? batch_layout::interleaved : batch_layout::row_major;
     return solve_linear_recurrence<Policy>(temp, bytes, src, x, fin, r_.batch, r_.length, layout, d_x0s_.data(), T(0),
                                            s);
@@ -253,6 +279,7 @@ class runner {
 
   const gpu_request& r_;
   std::int64_t n_;
+  device_buffer<std::int64_t> d_offsets_;  // variable lengths, or empty
   device_buffer<T> d_p_;
   device_buffer<T> d_q_;
   device_buffer<T> d_x0s_;
@@ -278,7 +305,7 @@ gpu_report run_typed(const gpu_request& request) {
   detail_gpu::runner<T> r(request);
   r.template reserve_scanlab<default_policy>();
   if (backward) r.template reserve_backward<default_policy>();
-  const bool with_cub = request.compare || request.bench;
+  const bool with_cub = (request.compare || request.bench) && detail_gpu::cub_applies(request);
   if (with_cub) {
     if (backward) {
       r.reserve_cub_backward();
@@ -320,7 +347,10 @@ gpu_report run_typed(const gpu_request& request) {
                                                    : request.kind == form::lambda ? "linrec-lambda"
                                                                                   : "linrec-ema") +
                                            (request.reverse ? "-reverse" : "") + (request.final_only ? "-final" : "");
-  const std::string shape = request.batch == 1 ? "" : (request.interleaved ? " [length, batch]" : " [batch, length]");
+  const std::string shape = !request.offsets.empty() ? " offsets"
+                            : request.channels > 0  ? " [batch, length, channels]"
+                            : request.batch == 1    ? ""
+                                                    : (request.interleaved ? " [length, batch]" : " [batch, length]");
   const auto row = [&](const std::string& variant, const bench::timing& t) {
     bench::result res;
     res.suite = suite;
@@ -335,13 +365,17 @@ gpu_report run_typed(const gpu_request& request) {
   const std::string cub_name = backward           ? "cub InclusiveScan (affine maps, reversed, gradient epilogue)"
                                : request.reverse ? "cub InclusiveScan (affine maps, reversed)"
                                                  : "cub InclusiveScan (affine maps)";
-  const bench::timing cub_time = harness.time([&](cudaStream_t s) {
-    if (backward) {
-      r.enqueue_cub_backward(s);
-    } else {
-      r.enqueue_cub(s);
-    }
-  });
+  // CUB's time where its baseline applies (one sequence, row-major and interleaved batches).
+  std::optional<bench::timing> cub_time;
+  if (with_cub) {
+    cub_time = harness.time([&](cudaStream_t s) {
+      if (backward) {
+        r.enqueue_cub_backward(s);
+      } else {
+        r.enqueue_cub(s);
+      }
+    });
+  }
   const bench::timing ours = harness.time([&](cudaStream_t s) {
     if (backward) {
       r.template enqueue_backward<default_policy>(s);
@@ -350,16 +384,17 @@ gpu_report run_typed(const gpu_request& request) {
     }
   });
   bench::result ours_row = row("scanlab", ours);
-  ours_row.baseline_ms = cub_time.median_ms;
+  if (cub_time) ours_row.baseline_ms = cub_time->median_ms;
   report.rows.push_back(std::move(ours_row));
-  report.rows.push_back(row(cub_name, cub_time));
-  if (request.variants && request.kind == form::ab && !request.interleaved) {
+  if (!cub_time) return report;
+  report.rows.push_back(row(cub_name, *cub_time));
+  if (request.variants && request.kind == form::ab && !request.interleaved && detail_gpu::cub_applies(request)) {
     if (backward) {
       const auto time_variant = [&]<class Policy>() {
         r.template reserve_backward<Policy>();
         const bench::timing t = harness.time([&](cudaStream_t s) { r.template enqueue_backward<Policy>(s); });
         bench::result res = row(detail_gpu::policy_name<Policy>(), t);
-        res.baseline_ms = cub_time.median_ms;
+        res.baseline_ms = cub_time->median_ms;
         report.rows.push_back(std::move(res));
       };
       [&]<class... Policies>(std::tuple<Policies...>*) {
@@ -370,7 +405,7 @@ gpu_report run_typed(const gpu_request& request) {
         r.template reserve_variant<Policy>();
         const bench::timing t = harness.time([&](cudaStream_t s) { r.template enqueue_variant<Policy>(s); });
         bench::result res = row(detail_gpu::policy_name<Policy>(), t);
-        res.baseline_ms = cub_time.median_ms;
+        res.baseline_ms = cub_time->median_ms;
         report.rows.push_back(std::move(res));
       };
       (time_variant.template operator()<Variants>(), ...);

@@ -22,6 +22,8 @@
 // one rounding, m the given x_{i-1} (or x0) or a_0.
 #pragma once
 
+#include "linrec/linrec_layout.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -173,6 +175,31 @@ inline void compare_product(check_result& r, const state& ref, long double m, T 
   compare_value<T>(r, expected, scale, bound, computed, flat_index);
 }
 
+// check() for any layout (linrec_layout.hpp: channels-last batches, variable lengths,
+// and the two above), one sequence after another: x in the layout (or, with final_only,
+// one final state per sequence: the initial state of an empty one).
+template <class T>
+check_result check_layout(const operands<T>& ops, const sequence_layout& layout, std::span<const T> x0s, T x0,
+                          std::span<const T> x, bool final_only, bool reverse = false) {
+  const std::int64_t expected = final_only ? layout.sequences : layout.elements();
+  if (static_cast<std::int64_t>(x.size()) != expected) throw std::logic_error("linrec check: wrong result size");
+  check_result r;
+  for (std::int64_t k = 0; k < layout.sequences; ++k) {
+    state s;
+    s.start(x0s.empty() ? static_cast<long double>(x0) : static_cast<long double>(x0s[static_cast<std::size_t>(k)]));
+    const std::int64_t length = layout.length_of(k);
+    for (std::int64_t step = 0; step < length; ++step) {
+      const std::int64_t e = layout.at(k, reverse ? length - 1 - step : step);
+      long double a, b;
+      map_at(ops, e, a, b);
+      s.step(a, b);
+      if (!final_only) compare(r, s, x[static_cast<std::size_t>(e)], e);
+    }
+    if (final_only) compare(r, s, x[static_cast<std::size_t>(k)], k);
+  }
+  return r;
+}
+
 // Checks x (the whole solution, same layout as the operands) or, with final_only, the
 // final states (one per sequence) against the sequential reference. x0s: one per sequence,
 // or empty for x0. reverse: x_i = a_i x_{i+1} + b_i from x_n = x0 (the final state is x_0).
@@ -185,35 +212,11 @@ check_result check(const operands<T>& ops, std::int64_t batch, std::int64_t leng
   const std::int64_t expected = final_only ? batch : batch * length;
   if (static_cast<std::int64_t>(x.size()) != expected) throw std::logic_error("linrec check: wrong result size");
   check_result r;
-  if (reverse) {
-    for (std::int64_t k = 0; k < batch; ++k) {
-      state s;
-      s.start(initial(k));
-      for (std::int64_t t = length - 1; t >= 0; --t) {
-        const std::int64_t e = interleaved ? t * batch + k : k * length + t;
-        long double a, b;
-        map_at(ops, e, a, b);
-        s.step(a, b);
-        if (!final_only) compare(r, s, x[static_cast<std::size_t>(e)], e);
-      }
-      if (final_only) compare(r, s, x[static_cast<std::size_t>(k)], k);
-    }
-    return r;
+  if (reverse || !interleaved) {  // sequence after sequence
+    return check_layout(ops, interleaved ? sequence_layout::interleaved(batch, length) : sequence_layout::rows(batch, length),
+                        x0s, x0, x, final_only, reverse);
   }
-  if (!interleaved) {
-    for (std::int64_t k = 0; k < batch; ++k) {
-      state s;
-      s.start(initial(k));
-      for (std::int64_t t = 0; t < length; ++t) {
-        long double a, b;
-        map_at(ops, k * length + t, a, b);
-        s.step(a, b);
-        if (!final_only) compare(r, s, x[static_cast<std::size_t>(k * length + t)], k * length + t);
-      }
-      if (final_only) compare(r, s, x[static_cast<std::size_t>(k)], k);
-    }
-    return r;
-  }
+  // Interleaved: row after row, every sequence's state kept (the storage order).
   std::vector<state> states(static_cast<std::size_t>(batch));
   for (std::int64_t k = 0; k < batch; ++k) states[static_cast<std::size_t>(k)].start(initial(k));
   for (std::int64_t t = 0; t < length; ++t) {
@@ -244,10 +247,11 @@ struct gradient_check_result {
 // grad_a / grad_b / grad_x0 are not checked. Same layouts and x0 conventions as check().
 template <class T>
 gradient_check_result check_gradients(std::span<const T> a, std::span<const T> x, std::span<const T> grad_x,
-                                      std::int64_t batch, std::int64_t length, bool interleaved,
-                                      std::span<const T> x0s, T x0, std::span<const T> grad_a,
-                                      std::span<const T> grad_b, std::span<const T> grad_x0) {
-  const std::int64_t n = batch * length;
+                                      const sequence_layout& layout, std::span<const T> x0s, T x0,
+                                      std::span<const T> grad_a, std::span<const T> grad_b,
+                                      std::span<const T> grad_x0) {
+  const std::int64_t n = layout.elements();
+  const std::int64_t batch = layout.sequences;
   const auto size_is = [](std::size_t size, std::int64_t want) { return static_cast<std::int64_t>(size) == want; };
   if (!size_is(a.size(), n) || !size_is(grad_x.size(), n) || (!grad_a.empty() && !size_is(x.size(), n)) ||
       (!grad_a.empty() && !size_is(grad_a.size(), n)) || (!grad_b.empty() && !size_is(grad_b.size(), n)) ||
@@ -256,7 +260,8 @@ gradient_check_result check_gradients(std::span<const T> a, std::span<const T> x
   }
   gradient_check_result r;
   for (std::int64_t k = 0; k < batch; ++k) {
-    const auto at = [&](std::int64_t t) { return interleaved ? t * batch + k : k * length + t; };
+    const std::int64_t length = layout.length_of(k);
+    const auto at = [&](std::int64_t t) { return layout.at(k, t); };
     state g;
     g.start(0);
     for (std::int64_t t = length - 1; t >= 0; --t) {
@@ -282,6 +287,17 @@ gradient_check_result check_gradients(std::span<const T> a, std::span<const T> x
     }
   }
   return r;
+}
+
+// The same for the two fixed-length layouts of check().
+template <class T>
+gradient_check_result check_gradients(std::span<const T> a, std::span<const T> x, std::span<const T> grad_x,
+                                      std::int64_t batch, std::int64_t length, bool interleaved,
+                                      std::span<const T> x0s, T x0, std::span<const T> grad_a,
+                                      std::span<const T> grad_b, std::span<const T> grad_x0) {
+  return check_gradients(a, x, grad_x,
+                         interleaved ? sequence_layout::interleaved(batch, length) : sequence_layout::rows(batch, length),
+                         x0s, x0, grad_a, grad_b, grad_x0);
 }
 
 }  // namespace scanlab::linrec_ref

@@ -5,6 +5,10 @@
 //   scanlab-linrec                                   2^24 generated (a, b), one sequence
 //   scanlab-linrec -i a.npy -b b.npy -o x.npy        x; 2-D inputs are batches [batch, length]
 //   scanlab-linrec -i a.npy -b b.npy --interleaved   2-D inputs are [length, batch]
+//   scanlab-linrec -i a.npy -b b.npy --layout btc    3-D inputs [batch, length, channels]: one sequence per (b, c)
+//   scanlab-linrec --layout btc --batch 8 --n 2^16 --channels 256     the same, generated
+//   scanlab-linrec -i a.npy -b b.npy --offsets o.npy 1-D inputs holding sequences of variable lengths,
+//                                                    sequence s at o[s] .. o[s+1] - 1 (int64 or int32 .npy)
 //   scanlab-linrec --lambda -i lambda.npy -b u.npy   v[i] = (1 - lambda[i]) v[i-1] + lambda[i] u[i]
 //   scanlab-linrec --ema 0.1 -i signal.npy           y[i] = 0.9 y[i-1] + 0.1 s[i]
 //   scanlab-linrec --n 2^12 --batch 2^16 --validate --bench
@@ -123,6 +127,9 @@ int main(int argc, char** argv) {
   std::string x0_file;
   std::string batch_text;
   bool interleaved = false;
+  std::string layout_text;
+  std::string channels_text;
+  std::string offsets_file;
   bool final_only = false;
   bool reverse = false;
   std::string backward_file;
@@ -139,7 +146,22 @@ int main(int argc, char** argv) {
   parser.add_option("--batch", batch_text, "Generated data: this many sequences of --n elements each (default 1)");
   parser.add_flag("--interleaved", interleaved,
                   "2-D arrays are [length, batch] (sequence k at k, k + batch, ...) instead of [batch, length]");
-  parser.add_flag("--final", final_only, "Only the final state of each sequence (written with -o, shape [batch])");
+  parser
+      .add_option("--layout", layout_text,
+                  "How batches lie in memory: rows ([batch, length], the default for 2-D), interleaved ([length, "
+                  "batch], as --interleaved) or btc ([batch, length, channels]: each (b, c) pair one sequence, "
+                  "element t at (b * length + t) * channels + c; 3-D inputs, or generated with --channels)")
+      ->check(CLI::IsMember({"rows", "interleaved", "btc"}));
+  parser.add_option("--channels", channels_text, "Generated data with --layout btc: channels per batch entry (default 1)");
+  parser
+      .add_option("--offsets", offsets_file,
+                  "Variable-length sequences: FILE holds S + 1 offsets (int64 or int32; 0, nondecreasing, ending at "
+                  "the number of elements); sequence s is elements offsets[s] .. offsets[s+1] - 1 of the 1-D inputs "
+                  "(generated: as many elements as the last offset)")
+      ->check(CLI::ExistingFile);
+  parser.add_flag("--final", final_only,
+                  "Only the final state of each sequence (written with -o, shape [sequences]; an empty sequence's is "
+                  "its initial state)");
   parser.add_flag("--reverse", reverse,
                   "Solve from the end: x[i] = a[i] x[i+1] + b[i] with x[n] = x0 (the state after each sequence; "
                   "--final gives x[0]); every form");
@@ -164,7 +186,10 @@ int main(int argc, char** argv) {
       "g[i] = G[i] + a[i+1] g[i+1], dL/da[i] = g[i] x[i-1], dL/dx0 = a[0] g[0], written with --grad-a, "
       "--grad-b, --grad-x0 (-o still writes x); --validate checks them against a long double adjoint of the "
       "same x, --bench times the fused backward pass (5 arrays moved) against CUB's reversed scan with the "
-      "same epilogue.",
+      "same epilogue.\n--layout btc (3-D [batch, length, channels]) and --offsets FILE (variable lengths) work with "
+      "every option; their initial and final states, --x0-file and --grad-x0 have one value per sequence (b * "
+      "channels + c, or s). CUB's baseline covers one sequence and [batch, length] / [length, batch] batches: it is "
+      "not run for them (--validate checks against the long double solve alone, --bench times scanlab alone).",
       "operand shapes differ, a validation failed");
 
   return app.run(argc, argv, [&] {
@@ -194,6 +219,35 @@ int main(int argc, char** argv) {
     const auto [a_lo, a_hi] = parse_range(a_range_text);
     const std::int64_t generated_batch = batch_text.empty() ? 1 : scanlab::cli::parse_count(batch_text);
     if (generated_batch < 1) throw std::invalid_argument("--batch must be at least 1");
+    if (layout_text == "interleaved") interleaved = true;
+    if (interleaved && layout_text == "btc") throw std::invalid_argument("--interleaved and --layout btc exclude each other");
+    const bool channels_last = layout_text == "btc";
+    const bool by_offsets = !offsets_file.empty();
+    if (by_offsets && (channels_last || interleaved)) {
+      throw std::invalid_argument("--offsets concatenates sequences of variable lengths in 1-D inputs: not with " +
+                                  std::string(channels_last ? "--layout btc" : "--interleaved"));
+    }
+    if (!channels_text.empty() && !channels_last) throw std::invalid_argument("--channels needs --layout btc");
+    const std::int64_t generated_channels = channels_text.empty() ? 1 : scanlab::cli::parse_count(channels_text);
+    if (generated_channels < 1) throw std::invalid_argument("--channels must be at least 1");
+    if (by_offsets && offsets_file == "-") throw std::invalid_argument("--offsets -: the offsets are read from a file");
+    // The offsets first: their last value sizes generated operands.
+    std::vector<std::int64_t> offsets;
+    if (by_offsets) {
+      const io::host_array raw = app.load_file(offsets_file);
+      if (raw.type() != io::dtype::i64 && raw.type() != io::dtype::i32) {
+        throw std::runtime_error("--offsets " + offsets_file + ": " + std::string(io::name(raw.type())) +
+                                 " values, int64 or int32 expected");
+      }
+      if (raw.shape().size() != 1) {
+        throw std::runtime_error("--offsets " + offsets_file + " has shape " + shape_text(raw) + ": 1-D expected");
+      }
+      const io::host_array wide = io::convert(raw, io::dtype::i64, offsets_file);
+      const auto view = wide.as<std::int64_t>();
+      offsets.assign(view.begin(), view.end());
+      if (offsets.empty()) throw std::runtime_error("--offsets " + offsets_file + ": no values (S sequences need S + 1)");
+      if (!batch_text.empty()) spdlog::warn("--batch is not used with --offsets: the offsets decide the sequences");
+    }
 
     // Inputs first: bad files and shape mismatches are reported before the GPU is touched.
     const char* p_name = kind == app_gpu::form::ab ? "a" : kind == app_gpu::form::lambda ? "lambda" : "signal";
@@ -210,6 +264,14 @@ int main(int argc, char** argv) {
       const io::dtype type = io::is_float(app.chosen_dtype()) ? app.chosen_dtype() : io::dtype::f32;
       std::vector<std::int64_t> shape = {length};
       if (generated_batch > 1) shape = interleaved ? std::vector{length, generated_batch} : std::vector{generated_batch, length};
+      if (channels_last) shape = {generated_batch, length, generated_channels};
+      if (by_offsets) {
+        if (o.n > 0) spdlog::warn("--n is not used with --offsets: the last offset is the number of elements");
+        shape = {offsets.back()};
+        if (offsets.back() < 0) {
+          throw std::runtime_error("--offsets " + offsets_file + ": " + ref::offsets_problem(offsets, 0));
+        }
+      }
       double lo = -1, hi = 1;
       if (kind == app_gpu::form::ab) lo = a_lo, hi = a_hi;
       if (kind == app_gpu::form::lambda) lo = 0, hi = 1;
@@ -217,9 +279,34 @@ int main(int argc, char** argv) {
       p_label = std::string(p_name) + " (generated)";
       spdlog::info("{}: uniform in [{}, {}), shape {}, {} (seed {})", p_name, lo, hi, shape_text(p), io::name(type), o.seed);
     }
-    if (p.shape().size() > 2) throw std::runtime_error(p_label + " has " + std::to_string(p.shape().size()) + " dimensions: 1 or 2 expected");
-    std::int64_t batch = 1, length = p.size();
-    if (p.shape().size() == 2) {
+    if (channels_last && p.shape().size() != 3) {
+      throw std::runtime_error(p_label + " has shape " + shape_text(p) +
+                               ": --layout btc needs 3 dimensions [batch, length, channels]");
+    }
+    if (p.shape().size() == 3 && !channels_last) {
+      throw std::runtime_error(p_label + " has 3 dimensions: give --layout btc for [batch, length, channels]");
+    }
+    if (p.shape().size() > 3) throw std::runtime_error(p_label + " has " + std::to_string(p.shape().size()) + " dimensions: 1 or 2 expected (3 with --layout btc)");
+    if (by_offsets && p.shape().size() != 1) {
+      throw std::runtime_error(p_label + " has shape " + shape_text(p) + ": --offsets needs 1-D inputs");
+    }
+    if (by_offsets) {
+      const std::string problem = ref::offsets_problem(offsets, p.size());
+      if (!problem.empty()) throw std::runtime_error("--offsets " + offsets_file + " for " + p_label + ": " + problem);
+    }
+    std::int64_t batch = 1, length = p.size(), channels = 0;
+    if (by_offsets) {
+      batch = static_cast<std::int64_t>(offsets.size()) - 1;
+      length = 0;
+    } else if (channels_last) {
+      if (p.size() == 0) {  // its dimensions may name any number of sequences: not sized by them
+        throw std::runtime_error(p_label + " has shape " + shape_text(p) +
+                                 " and no elements (an empty input must be 1-D)");
+      }
+      channels = p.shape()[2];
+      batch = p.shape()[0] * channels;  // one sequence per (b, c)
+      length = p.shape()[1];
+    } else if (p.shape().size() == 2) {
       batch = interleaved ? p.shape()[1] : p.shape()[0];
       length = interleaved ? p.shape()[0] : p.shape()[1];
     } else if (interleaved) {
@@ -229,11 +316,17 @@ int main(int argc, char** argv) {
     // elements may still name any number of sequences, e.g. (2^60, 0) of a 128-byte file:
     // refuse it before sizing anything by it, so that per-sequence memory stays bounded by
     // the elements the files hold.
-    if (p.size() == 0 && (batch > 1 || length > 0)) {
+    if (!by_offsets && p.size() == 0 && (batch > 1 || length > 0 || channels_last)) {
       throw std::runtime_error(p_label + " has shape " + shape_text(p) + " and no elements: " +
                                (batch > 1 ? std::to_string(batch) + " sequences of length 0" : "no sequences") +
                                " (an empty input must be 1-D)");
     }
+    // Where each sequence's steps lie (the reference's view of the layout).
+    const ref::sequence_layout layout =
+        by_offsets      ? ref::sequence_layout::varlen(offsets)
+        : channels_last ? ref::sequence_layout::channels_last(p.shape()[0], length, channels)
+        : interleaved && p.shape().size() == 2 ? ref::sequence_layout::interleaved(batch, length)
+                                               : ref::sequence_layout::rows(batch, length);
     std::optional<io::host_array> q;
     if (kind != app_gpu::form::ema) {
       std::string q_label;
@@ -296,6 +389,8 @@ int main(int argc, char** argv) {
     request.batch = batch;
     request.length = length;
     request.interleaved = interleaved && p.shape().size() == 2;
+    request.channels = channels;
+    request.offsets = offsets;
     request.x0s = x0s;
     request.final_only = final_only;
     request.reverse = reverse;
@@ -305,9 +400,20 @@ int main(int argc, char** argv) {
     request.variants = variants;
     request.repeat = o.repeat;
     request.dataset = o.input.empty() ? "uniform" : o.input;
-    spdlog::info("solving {} sequence(s) of length {}{}{}", batch, length,
-                 batch > 1 ? (request.interleaved ? ", interleaved [length, batch]" : ", row-major [batch, length]") : "",
-                 reverse ? ", from the end" : backward ? ", then the backward pass" : "");
+    const std::string layout_name = by_offsets          ? "offsets"
+                                    : channels_last      ? "channels-last"
+                                    : request.interleaved ? "interleaved"
+                                                          : "row-major";
+    if (by_offsets) {
+      spdlog::info("solving {} sequence(s) of variable lengths ({} elements), by offsets{}", batch, p.size(),
+                   reverse ? ", from the end" : backward ? ", then the backward pass" : "");
+    } else {
+      spdlog::info("solving {} sequence(s) of length {}{}{}", batch, length,
+                   channels_last ? ", channels-last [batch, length, channels] = " + shape_text(p)
+                   : batch > 1   ? (request.interleaved ? ", interleaved [length, batch]" : ", row-major [batch, length]")
+                                 : "",
+                   reverse ? ", from the end" : backward ? ", then the backward pass" : "");
+    }
     const app_gpu::gpu_report report = is_double ? app_gpu::run_gpu_f64(request) : app_gpu::run_gpu_f32(request);
     app.write_output(report.x);
     if (report.gradients) {
@@ -326,7 +432,9 @@ int main(int argc, char** argv) {
     json["dtype"] = std::string(io::name(p.type()));
     json["batch"] = batch;
     json["length"] = length;
-    json["layout"] = request.interleaved ? "interleaved" : "row-major";
+    json["layout"] = layout_name;
+    json["sequences"] = batch;
+    if (channels_last) json["channels"] = channels;
     json["final_only"] = final_only;
     json["direction"] = reverse ? "reverse" : "forward";
     json["backward"] = backward;
@@ -339,16 +447,16 @@ int main(int argc, char** argv) {
         if constexpr (std::is_floating_point_v<T>) {
           const auto v = x.as<T>();
           if (final_only) return static_cast<double>(v[0]);
-          const std::int64_t t = reverse ? 0 : length - 1;  // the last state solved
-          const std::int64_t last = request.interleaved ? t * batch : t;
-          return static_cast<double>(v[static_cast<std::size_t>(last)]);
+          const std::int64_t t = reverse ? 0 : layout.length_of(0) - 1;  // the last state solved
+          return static_cast<double>(v[static_cast<std::size_t>(layout.at(0, t))]);
         }
         return 0.0;
       });
     };
     json["last_of_first"] = nullptr;
-    if (const auto value = last_of_first(report.x)) {
-      std::cout << "x[" << (reverse ? 0 : length - 1) << "] of sequence 0 = " << full_precision(*value, is_double)
+    const bool first_has_states = final_only || (batch > 0 && layout.length_of(0) > 0);
+    if (const auto value = first_has_states ? last_of_first(report.x) : std::nullopt) {
+      std::cout << "x[" << (reverse ? 0 : layout.length_of(0) - 1) << "] of sequence 0 = " << full_precision(*value, is_double)
                 << '\n';
       json["last_of_first"] = *value;
     }
@@ -377,6 +485,9 @@ int main(int argc, char** argv) {
             ops.alpha = static_cast<long double>(static_cast<T>(request.alpha));
             std::vector<T> states(x0s.size());
             for (std::size_t k = 0; k < x0s.size(); ++k) states[k] = static_cast<T>(x0s[k]);
+            if (by_offsets || channels_last) {
+              return ref::check_layout<T>(ops, layout, states, T(0), x.as<T>(), final_only, reverse);
+            }
             return ref::check<T>(ops, batch, length, request.interleaved, states, T(0), x.as<T>(), final_only, reverse);
           }
           throw std::logic_error("linrec: float data expected");
@@ -400,8 +511,8 @@ int main(int argc, char** argv) {
           if constexpr (std::is_floating_point_v<T>) {
             std::vector<T> states(x0s.size());
             for (std::size_t k = 0; k < x0s.size(); ++k) states[k] = static_cast<T>(x0s[k]);
-            return ref::check_gradients<T>(p.as<T>(), report.x.as<T>(), grad_x->as<T>(), batch, length,
-                                           request.interleaved, states, T(0), g.a.as<T>(), g.b.as<T>(), g.x0.as<T>());
+            return ref::check_gradients<T>(p.as<T>(), report.x.as<T>(), grad_x->as<T>(), layout, states, T(0),
+                                           g.a.as<T>(), g.b.as<T>(), g.x0.as<T>());
           }
           throw std::logic_error("linrec: float data expected");
         });
@@ -421,7 +532,11 @@ int main(int argc, char** argv) {
           }
         }
       };
-      spdlog::info("validating against the sequential long double solve ({} elements)", batch * length);
+      spdlog::info("validating against the sequential long double solve ({} elements)", p.size());
+      if (by_offsets || channels_last) {
+        spdlog::info("CUB: not run ({} is outside its baseline: one sequence, [batch, length] and [length, batch])",
+                     by_offsets ? "--offsets" : "--layout btc");
+      }
       check_one("scanlab", report.x, true);
       if (report.cub_x) check_one(reverse ? "cub InclusiveScan (affine maps, reversed)" : "cub InclusiveScan (affine maps)",
                                   *report.cub_x, false);

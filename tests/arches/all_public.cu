@@ -189,6 +189,20 @@ cudaError_t floating(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_
   keep(scanlab::linear_recurrence_backward(d_temp, bytes, d_a, d_b, d_a, d_x, d_x, d_x, n, T(0), stream));
   keep(scanlab::linear_recurrence_backward_batched(d_temp, bytes, d_a, d_b, d_a, d_x, d_x, d_x, n, n,
                                                    scanlab::batch_layout::interleaved, d_b, stream));
+  // Channels-last batches and variable-length sequences (offsets: d_x's bytes stand in).
+  const auto* offsets = reinterpret_cast<const std::int64_t*>(d_x);
+  keep(scanlab::linear_recurrence_channels_last(d_temp, bytes, d_a, d_b, d_x, n, n, n, d_a, stream));
+  keep(scanlab::linear_recurrence_reverse_channels_last(d_temp, bytes, d_a, d_b, d_x, n, n, n, d_a, stream));
+  keep(scanlab::linear_recurrence_backward_channels_last(d_temp, bytes, d_a, d_b, d_a, d_x, d_x, d_x, n, n, n, d_b,
+                                                         stream));
+  keep(scanlab::linear_recurrence_varlen(d_temp, bytes, d_a, d_b, d_x, d_x, offsets, n, n, d_a, stream));
+  keep(scanlab::linear_recurrence_reverse_varlen(d_temp, bytes, d_a, d_b, d_x, d_x, offsets, n, n, d_a, stream));
+  keep(scanlab::linear_recurrence_backward_varlen(d_temp, bytes, d_a, d_b, d_a, d_x, d_x, d_x, offsets, n, n, d_b,
+                                                  stream));
+  keep(scanlab::solve_linear_recurrence(d_temp, bytes, scanlab::linrec_ema(d_a, T(0.5)), nullptr, d_x,
+                                        scanlab::linrec_channels_last{n, n, n}, d_a, T(0), stream));
+  keep(scanlab::solve_linear_recurrence(d_temp, bytes, scanlab::linrec_reverse(scanlab::linrec_lambda(d_a, d_b)), d_x,
+                                        d_x, scanlab::linrec_varlen{offsets, n, n}, d_a, T(0), stream));
   return s;
 }
 

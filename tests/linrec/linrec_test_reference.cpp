@@ -14,12 +14,8 @@ reference_result converted(const linrec_ref::check_result& r) {
                           .special_mismatches = r.special_mismatches,
                           .first_special_mismatch = r.first_special_mismatch};
 }
-}  // namespace
-
 template <class T>
-reference_result reference_check(const reference_operands_t<T>& ops, std::int64_t batch, std::int64_t length,
-                                 bool interleaved, std::span<const T> x0s, T x0, std::span<const T> x,
-                                 bool final_only, bool reverse) {
+linrec_ref::operands<T> operands_of(const reference_operands_t<T>& ops) {
   linrec_ref::operands<T> o;
   o.kind = ops.kind == reference_form::ab       ? linrec_ref::form::ab
            : ops.kind == reference_form::lambda ? linrec_ref::form::lambda
@@ -27,7 +23,15 @@ reference_result reference_check(const reference_operands_t<T>& ops, std::int64_
   o.p = ops.p;
   o.q = ops.q;
   o.alpha = static_cast<long double>(ops.alpha);
-  return converted(linrec_ref::check(o, batch, length, interleaved, x0s, x0, x, final_only, reverse));
+  return o;
+}
+}  // namespace
+
+template <class T>
+reference_result reference_check(const reference_operands_t<T>& ops, std::int64_t batch, std::int64_t length,
+                                 bool interleaved, std::span<const T> x0s, T x0, std::span<const T> x,
+                                 bool final_only, bool reverse) {
+  return converted(linrec_ref::check(operands_of(ops), batch, length, interleaved, x0s, x0, x, final_only, reverse));
 }
 
 template reference_result reference_check<float>(const reference_operands_t<float>&, std::int64_t, std::int64_t,
@@ -36,6 +40,37 @@ template reference_result reference_check<float>(const reference_operands_t<floa
 template reference_result reference_check<double>(const reference_operands_t<double>&, std::int64_t, std::int64_t,
                                                   bool, std::span<const double>, double, std::span<const double>,
                                                   bool, bool);
+
+template <class T>
+reference_result reference_check_layout(const reference_operands_t<T>& ops, const sequence_layout& layout,
+                                        std::span<const T> x0s, T x0, std::span<const T> x, bool final_only,
+                                        bool reverse) {
+  return converted(linrec_ref::check_layout(operands_of(ops), layout, x0s, x0, x, final_only, reverse));
+}
+
+template reference_result reference_check_layout<float>(const reference_operands_t<float>&, const sequence_layout&,
+                                                       std::span<const float>, float, std::span<const float>, bool,
+                                                       bool);
+template reference_result reference_check_layout<double>(const reference_operands_t<double>&,
+                                                        const sequence_layout&, std::span<const double>, double,
+                                                        std::span<const double>, bool, bool);
+
+template <class T>
+gradient_reference_result reference_check_gradients_layout(std::span<const T> a, std::span<const T> x,
+                                                           std::span<const T> grad_x, const sequence_layout& layout,
+                                                           std::span<const T> x0s, T x0, std::span<const T> grad_a,
+                                                           std::span<const T> grad_b, std::span<const T> grad_x0) {
+  const linrec_ref::gradient_check_result r =
+      linrec_ref::check_gradients(a, x, grad_x, layout, x0s, x0, grad_a, grad_b, grad_x0);
+  return {converted(r.a), converted(r.b), converted(r.x0)};
+}
+
+template gradient_reference_result reference_check_gradients_layout<float>(
+    std::span<const float>, std::span<const float>, std::span<const float>, const sequence_layout&,
+    std::span<const float>, float, std::span<const float>, std::span<const float>, std::span<const float>);
+template gradient_reference_result reference_check_gradients_layout<double>(
+    std::span<const double>, std::span<const double>, std::span<const double>, const sequence_layout&,
+    std::span<const double>, double, std::span<const double>, std::span<const double>, std::span<const double>);
 
 template <class T>
 gradient_reference_result reference_check_gradients(std::span<const T> a, std::span<const T> x,

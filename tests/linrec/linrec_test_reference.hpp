@@ -4,6 +4,8 @@
 // would warn that device code treats it as double, warning 20208).
 #pragma once
 
+#include "linrec/linrec_layout.hpp"
+
 #include <cstdint>
 #include <span>
 
@@ -46,6 +48,21 @@ extern template reference_result reference_check<double>(const reference_operand
                                                           std::int64_t, bool, std::span<const double>, double,
                                                           std::span<const double>, bool, bool);
 
+using linrec_ref::sequence_layout;
+
+// The same for any layout (linrec_layout.hpp: channels-last, variable lengths).
+template <class T>
+reference_result reference_check_layout(const reference_operands_t<T>& ops, const sequence_layout& layout,
+                                        std::span<const T> x0s, T x0, std::span<const T> x, bool final_only,
+                                        bool reverse = false);
+
+extern template reference_result reference_check_layout<float>(const reference_operands_t<float>&,
+                                                              const sequence_layout&, std::span<const float>, float,
+                                                              std::span<const float>, bool, bool);
+extern template reference_result reference_check_layout<double>(const reference_operands_t<double>&,
+                                                               const sequence_layout&, std::span<const double>,
+                                                               double, std::span<const double>, bool, bool);
+
 struct gradient_reference_result {
   reference_result a, b, x0;  // dL/da, dL/db, dL/dx0
   [[nodiscard]] bool pass() const { return a.pass() && b.pass() && x0.pass(); }
@@ -66,6 +83,20 @@ extern template gradient_reference_result reference_check_gradients<float>(
     std::span<const float>, float, std::span<const float>, std::span<const float>, std::span<const float>);
 extern template gradient_reference_result reference_check_gradients<double>(
     std::span<const double>, std::span<const double>, std::span<const double>, std::int64_t, std::int64_t, bool,
+    std::span<const double>, double, std::span<const double>, std::span<const double>, std::span<const double>);
+
+// The same for any layout.
+template <class T>
+gradient_reference_result reference_check_gradients_layout(std::span<const T> a, std::span<const T> x,
+                                                           std::span<const T> grad_x, const sequence_layout& layout,
+                                                           std::span<const T> x0s, T x0, std::span<const T> grad_a,
+                                                           std::span<const T> grad_b, std::span<const T> grad_x0);
+
+extern template gradient_reference_result reference_check_gradients_layout<float>(
+    std::span<const float>, std::span<const float>, std::span<const float>, const sequence_layout&,
+    std::span<const float>, float, std::span<const float>, std::span<const float>, std::span<const float>);
+extern template gradient_reference_result reference_check_gradients_layout<double>(
+    std::span<const double>, std::span<const double>, std::span<const double>, const sequence_layout&,
     std::span<const double>, double, std::span<const double>, std::span<const double>, std::span<const double>);
 
 }  // namespace scanlab::test::linrec

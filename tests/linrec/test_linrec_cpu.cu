@@ -3,7 +3,10 @@
 // against finite differences), and the documented error bound,
 // checked on a host tree evaluation (Kogge-Stone over the maps, depth log2 n) in float;
 // and the public API's host side: the input forms' maps, and the size queries of a policy
-// and of single_pass_options (no device is touched by a size query).
+// and of single_pass_options (no device is touched by a size query); the layouts:
+// channels-last indexing (the column walk's against the reference's), offsets validation,
+// the layout-general reference against the fixed-length one, and the size queries and
+// host-side checks of channels-last and variable-length solves.
 #include "common/test_util.hpp"
 #include "linrec/linrec_reference.hpp"
 
@@ -430,6 +433,197 @@ TEST(linrec_public_api, PolicySizesAndInvalidOptions) {
     EXPECT_EQ(scanlab::linear_recurrence_backward(nullptr, bytes, none, none, none, out, out, out, n, 0.0f, nullptr, o),
               cudaErrorInvalidValue);
   }
+}
+
+// ---- channels-last batches and variable-length sequences ----
+
+// The column walk's origin of each sequence (linrec_kernels.cuh) plus t * channels is the
+// reference's index of (sequence, t): for channels-last shapes and for interleaved ones.
+TEST(linrec_layouts, ColumnIndexingMatchesTheReference) {
+  namespace ld = scanlab::linrec_detail;
+  struct btc {
+    std::int64_t b, t, c;
+  };
+  for (const btc s : {btc{3, 5, 4}, btc{1, 7, 6}, btc{4, 1, 3}, btc{2, 9, 1}, btc{5, 3, 7}}) {
+    const auto shape = ld::make_column_shape<float>(s.b * s.c, s.t, s.c, 1, nullptr, 0.0f);
+    const auto layout = ref::sequence_layout::channels_last(s.b, s.t, s.c);
+    std::vector<int> seen(static_cast<std::size_t>(s.b * s.t * s.c), 0);
+    for (std::int64_t k = 0; k < s.b * s.c; ++k) {
+      for (std::int64_t t = 0; t < s.t; ++t) {
+        const std::int64_t e = ld::column_origin(shape, k) + t * s.c;
+        EXPECT_EQ(e, layout.at(k, t));
+        EXPECT_EQ(e, ((k / s.c) * s.t + t) * s.c + k % s.c);  // (b * length + t) * channels + c
+        ++seen[static_cast<std::size_t>(e)];
+      }
+    }
+    for (const int count : seen) EXPECT_EQ(count, 1);  // every element belongs to one sequence
+  }
+  // Interleaved [length, batch]: one group of `batch` channels.
+  const auto interleaved = ld::make_column_shape<float>(6, 4, 6, 1, nullptr, 0.0f);
+  const auto layout = ref::sequence_layout::interleaved(6, 4);
+  for (std::int64_t k = 0; k < 6; ++k) {
+    EXPECT_EQ(ld::column_origin(interleaved, k), k);
+    for (std::int64_t t = 0; t < 4; ++t) EXPECT_EQ(layout.at(k, t), t * 6 + k);
+  }
+}
+
+TEST(linrec_layouts, OffsetsProblemsAreNamed) {
+  using V = std::vector<std::int64_t>;
+  const auto problem = [](const V& offsets, std::int64_t n) { return ref::offsets_problem(offsets, n); };
+  EXPECT_EQ(problem(V{0, 3, 3, 10}, 10), "");
+  EXPECT_EQ(problem(V{0}, 0), "");
+  EXPECT_EQ(problem(V{0, 0, 0}, 0), "");
+  EXPECT_NE(problem(V{}, 0).find("no values"), std::string::npos);
+  EXPECT_NE(problem(V{1, 3, 10}, 10).find("offsets[0] is 1, not 0"), std::string::npos);
+  EXPECT_NE(problem(V{0, 5, 4, 10}, 10).find("not nondecreasing: offsets[2] = 4 < offsets[1] = 5"), std::string::npos);
+  EXPECT_NE(problem(V{0, 5, 9}, 10).find("offsets[2] = 9, is not n = 10"), std::string::npos);
+  EXPECT_NE(problem(V{0, 5, 11}, 10).find("is not n = 10"), std::string::npos);
+  const V offsets{0, 3, 3, 10};
+  const auto layout = ref::sequence_layout::varlen(offsets);
+  EXPECT_EQ(layout.sequences, 3);
+  EXPECT_EQ(layout.elements(), 10);
+  EXPECT_EQ(layout.length_of(1), 0);
+  EXPECT_EQ(layout.at(2, 4), 7);
+}
+
+// check_layout (any layout, sequence after sequence) agrees with check() on the fixed-length
+// layouts, and on offsets with the check of each sequence alone.
+TEST(linrec_layouts, LayoutReferenceAgreesWithTheFixedOne) {
+  const std::int64_t batch = 5, length = 37, n = batch * length;
+  std::mt19937_64 rng(scanlab::test::test_seed());
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::vector<double> a(n), b(n), x0s(batch);
+  for (auto& v : a) v = 0.9 * unit(rng);
+  for (auto& v : b) v = unit(rng);
+  for (auto& v : x0s) v = unit(rng);
+  ref::operands<double> ops;
+  ops.p = a;
+  ops.q = b;
+  for (const bool interleaved : {false, true}) {
+    for (const bool reverse : {false, true}) {
+      // A solution: the reference's own, written by a plain loop in the layout.
+      const auto layout = interleaved ? ref::sequence_layout::interleaved(batch, length)
+                                      : ref::sequence_layout::rows(batch, length);
+      std::vector<double> x(n), fin(batch);
+      for (std::int64_t k = 0; k < batch; ++k) {
+        double state = x0s[static_cast<std::size_t>(k)];
+        for (std::int64_t step = 0; step < length; ++step) {
+          const auto e = static_cast<std::size_t>(layout.at(k, reverse ? length - 1 - step : step));
+          state = a[e] == 0 ? b[e] : std::fma(a[e], state, b[e]);
+          x[e] = state;
+        }
+        fin[static_cast<std::size_t>(k)] = state;
+      }
+      const auto fixed = ref::check<double>(ops, batch, length, interleaved, x0s, 0.0, x, false, reverse);
+      const auto general = ref::check_layout<double>(ops, layout, x0s, 0.0, x, false, reverse);
+      EXPECT_TRUE(fixed.pass());
+      EXPECT_TRUE(general.pass());
+      EXPECT_EQ(fixed.checked, general.checked);
+      EXPECT_EQ(fixed.max_bound_ratio, general.max_bound_ratio);
+      const auto general_final = ref::check_layout<double>(ops, layout, x0s, 0.0, fin, true, reverse);
+      EXPECT_TRUE(general_final.pass());
+      x[7] += 1e-3;  // caught
+      EXPECT_FALSE(ref::check_layout<double>(ops, layout, x0s, 0.0, x, false, reverse).pass());
+    }
+  }
+  // Offsets: row-major with lengths 0, 3, 0, 40, 1 is the concatenation of the sequences.
+  const std::vector<std::int64_t> offsets{0, 0, 3, 3, 43, 44};
+  const auto layout = ref::sequence_layout::varlen(offsets);
+  std::vector<double> x(44), fin(5);
+  for (std::int64_t k = 0; k < 5; ++k) {
+    double state = x0s[static_cast<std::size_t>(k)];
+    for (std::int64_t t = 0; t < layout.length_of(k); ++t) {
+      const auto e = static_cast<std::size_t>(layout.at(k, t));
+      state = std::fma(a[e], state, b[e]);
+      x[e] = state;
+    }
+    fin[static_cast<std::size_t>(k)] = state;
+  }
+  ref::operands<double> head = ops;
+  head.p = std::span<const double>(a).first(44);
+  head.q = std::span<const double>(b).first(44);
+  EXPECT_TRUE((ref::check_layout<double>(head, layout, x0s, 0.0, x, false).pass()));
+  EXPECT_TRUE((ref::check_layout<double>(head, layout, x0s, 0.0, fin, true).pass()));
+  EXPECT_EQ(fin[0], x0s[0]);  // an empty sequence ends in its initial state
+  fin[2] = 1.0 + x0s[2];
+  EXPECT_FALSE((ref::check_layout<double>(head, layout, x0s, 0.0, fin, true).pass()));
+}
+
+// Size queries (no device touched) and what the host rejects.
+TEST(linrec_layouts, SizeQueriesAndHostChecks) {
+  namespace ld = scanlab::linrec_detail;
+  const float* none = nullptr;
+  float* out = nullptr;
+  const std::int64_t* no_offsets = nullptr;
+  const auto* fake_offsets = reinterpret_cast<const std::int64_t*>(16);  // never read by a size query
+  const std::int64_t n = std::int64_t{1} << 24;
+  using tuned = scanlab::default_linrec_policy<float>;
+  // Variable lengths: the tile states and one bracket per tile, whatever the sequences.
+  std::size_t varlen = 0, varlen_many = 0, varlen_final = 0, varlen_backward = 0;
+  ASSERT_EQ(scanlab::linear_recurrence_varlen<float>(nullptr, varlen, none, none, out, nullptr, fake_offsets, 1, n),
+            cudaSuccess);
+  ASSERT_EQ(scanlab::linear_recurrence_varlen<float>(nullptr, varlen_many, none, none, out, out, fake_offsets,
+                                                     n / 100, n),
+            cudaSuccess);
+  ASSERT_EQ(scanlab::solve_linear_recurrence(nullptr, varlen_final, scanlab::linrec_ema(none, 0.5f), nullptr, out,
+                                             scanlab::linrec_varlen{fake_offsets, 7, n}),
+            cudaSuccess);
+  ASSERT_EQ(scanlab::linear_recurrence_backward_varlen<float>(nullptr, varlen_backward, none, none, none, out, out,
+                                                              out, fake_offsets, 3, n),
+            cudaSuccess);
+  EXPECT_EQ(varlen, (ld::offsets_temp_bytes<tuned, float>(n)));
+  EXPECT_EQ(varlen_many, varlen);
+  EXPECT_EQ(varlen_final, varlen);
+  EXPECT_GT(varlen, (ld::rows_temp_bytes<tuned, float>(n)));  // the brackets
+  EXPECT_LT(varlen, (ld::rows_temp_bytes<tuned, float>(n)) + 256 + (n / 1024 + 1) * 8);
+  EXPECT_EQ(varlen_backward, (ld::offsets_temp_bytes<scanlab::default_linrec_gradient_policy<float>, float>(n)));
+  std::size_t bytes = 0;
+  EXPECT_EQ(scanlab::linear_recurrence_varlen<float>(nullptr, bytes, none, none, out, out, no_offsets, 2, n),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(scanlab::linear_recurrence_varlen<float>(nullptr, bytes, none, none, out, out, fake_offsets, 0, n),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(scanlab::linear_recurrence_varlen<float>(nullptr, bytes, none, none, out, out, fake_offsets, -2, n),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(scanlab::linear_recurrence_reverse_varlen<float>(nullptr, bytes, none, none, out, out, fake_offsets, 2,
+                                                             -1),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(scanlab::linear_recurrence_varlen<float>(nullptr, bytes, none, none, out, out, no_offsets, 0, 0),
+            cudaSuccess);
+  // Channels-last: the interleaved batches' column walks; one group of C channels is an
+  // interleaved batch of C, one channel a row-major batch.
+  std::size_t btc = 0, interleaved = 0, rows = 0, one_channel = 0;
+  ASSERT_EQ(scanlab::linear_recurrence_channels_last<float>(nullptr, btc, none, none, out, 1, n / 8, 8),
+            cudaSuccess);
+  ASSERT_EQ(scanlab::linear_recurrence_batched<float>(nullptr, interleaved, none, none, out, 8, n / 8,
+                                                      scanlab::batch_layout::interleaved),
+            cudaSuccess);
+  EXPECT_EQ(btc, interleaved);
+  ASSERT_EQ(scanlab::linear_recurrence_channels_last<float>(nullptr, one_channel, none, none, out, 8, n / 8, 1),
+            cudaSuccess);
+  ASSERT_EQ(scanlab::linear_recurrence_batched<float>(nullptr, rows, none, none, out, 8, n / 8,
+                                                      scanlab::batch_layout::row_major),
+            cudaSuccess);
+  EXPECT_EQ(one_channel, rows);
+  std::size_t backward = 0;
+  ASSERT_EQ(scanlab::linear_recurrence_backward_channels_last<float>(nullptr, backward, none, none, none, out, out,
+                                                                     out, 4, n / 32, 8),
+            cudaSuccess);
+  EXPECT_GT(backward, 1u);  // 32 long sequences: segment maps
+  EXPECT_EQ(scanlab::linear_recurrence_channels_last<float>(nullptr, bytes, none, none, out, 4, -1, 8),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(scanlab::linear_recurrence_channels_last<float>(nullptr, bytes, none, none, out, std::int64_t{1} << 40,
+                                                            std::int64_t{1} << 30, 8),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(scanlab::linear_recurrence_backward_channels_last<float>(nullptr, bytes, none, none, none, out, out, out,
+                                                                     INT64_MAX, 1, 2),
+            cudaErrorInvalidValue);
+  const scanlab::single_pass_options invalid{scanlab::launch_mode::automatic, -1};
+  EXPECT_EQ(scanlab::linear_recurrence_channels_last<float>(nullptr, bytes, none, none, out, 4, 16, 8, nullptr,
+                                                            nullptr, invalid),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(scanlab::linear_recurrence_backward_varlen<float>(nullptr, bytes, none, none, none, out, out, out,
+                                                              fake_offsets, 3, n, nullptr, nullptr, invalid),
+            cudaErrorInvalidValue);
 }
 
 }  // namespace

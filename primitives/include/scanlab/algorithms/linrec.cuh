@@ -39,6 +39,20 @@
 //                                                     the backward pass of x = linrec(a, b, x0):
 //                                                     dL/da, dL/db, dL/dx0 from dL/dx in ONE
 //                                                     fused pass (below)
+//   linear_recurrence_channels_last(a, b, x, batch, length, channels, x0s)
+//                                                     channels-last [batch, length, channels]:
+//                                                     sequence b * channels + c is element
+//                                                     (b * length + t) * channels + c (the
+//                                                     interleaved column walks, one block per b)
+//   linear_recurrence_varlen(a, b, x, final, offsets, sequences, n, x0s)
+//                                                     variable lengths (cu_seqlens): sequence s is
+//                                                     elements offsets[s] .. offsets[s+1] - 1, in ONE
+//                                                     single-pass scan (each start a reset); x and
+//                                                     the final states from one call
+//   ..._reverse_channels_last, _reverse_varlen, _backward_channels_last, _backward_varlen
+//   solve_linear_recurrence(src, x, final, shape, x0s, x0)
+//                                                     any form on linrec_channels_last{batch, length,
+//                                                     channels} or linrec_varlen{offsets, sequences, n}
 // Optional tuning (scanlab/tuning.hpp): a tile shape as template argument (after T in the
 // named forms, first in solve_linear_recurrence) and single_pass_options as last argument.
 //
@@ -51,6 +65,10 @@
 //                            float element; plus batch read (x0) and batch written (dL/dx0).
 //                            Interleaved batches of fewer than 2^17 sequences: a and dL/dx
 //                            read twice (the column segments), 7n in all.
+//   channels-last            as interleaved batches: 12 (backward 20) bytes per float element
+//                            with at least 2^17 sequences, 20 (28) with fewer
+//   offsets                  as one sequence, plus the offsets and one 8-byte bracket per tile
+//                            (built by a small kernel first) and x0 / final per sequence
 // The backward pass: the adjoint g of x = linrec(a, b, x0) is the reverse recurrence
 // g[i] = dL/dx[i] + a[i+1] g[i+1] (g[n-1] = dL/dx[n-1]): the reverse solve of the maps
 // (a[i+1], dL/dx[i]) from 0, the shift of a done where each tile is read (each warp's part
@@ -82,7 +100,12 @@
 //  - Sizes: 64-bit; n == 0 (or batch == 0 or length == 0) writes no x; the final-state forms
 //    then write x0 for every sequence (an empty sequence ends in its initial state).
 //    n < 0, or batch * length overflowing int64, is cudaErrorInvalidValue.
-//  - Initial states: the batched forms take d_x0 (device, `batch` values), or nullptr for 0.
+//  - Initial states: the batched forms take d_x0 (device, `batch` values), or nullptr for 0;
+//    channels-last and offsets: one per sequence (b * channels + c; s).
+//  - Offsets (linrec_varlen): offsets[0] == 0, nondecreasing, offsets[sequences] == n is the
+//    caller's precondition, not checked on the device (broken offsets give meaningless
+//    results, never an access out of bounds); negative sizes, sequences == 0 with n > 0 and a
+//    null d_offsets are cudaErrorInvalidValue. Empty sequences end in their initial state.
 //  - Temp storage: CUB's two-phase protocol. With d_temp == nullptr only temp_bytes is set;
 //    otherwise d_temp must hold temp_bytes bytes (any alignment) and not be in use by
 //    another call in flight. About 16 bytes per tile of 4096 elements for float
@@ -94,7 +117,9 @@
 //    (cudaErrorInvalidValue before anything is enqueued).
 //  - Launches: one cooperative kernel for one sequence and for row-major batches (a regular
 //    launch after a memset where cooperative launch is unavailable or refused), with 128 KB
-//    of dynamic shared memory per block (set once per device on first use). Interleaved batches:
+//    of dynamic shared memory per block (set once per device on first use); offsets add one
+//    small kernel before it (and one for the final states of empty sequences). Interleaved
+//    and channels-last batches:
 //    one kernel when there are at least 2^17 sequences; otherwise three (segment maps,
 //    the row-major solve of the segment maps, the segments again: a and b read twice).
 #pragma once
@@ -108,12 +133,37 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 
 namespace scanlab {
 
 enum class batch_layout {
   row_major,    // [batch, length]: sequence k is a[k * length + t]
   interleaved,  // [length, batch]: sequence k is a[t * batch + k]
+};
+
+// ---- the shapes beyond [batch, length] (solve_linear_recurrence and the named forms) ----
+
+// Channels-last batches [batch, length, channels], the layout of sequence models: each
+// (b, c) pair is one sequence, its step t at a[(b * length + t) * channels + c]; the
+// sequence's index (for initial and final states and dL/dx0) is b * channels + c. Solved
+// by the interleaved batches' column walks, one [length, channels] block per b.
+struct linrec_channels_last {
+  std::int64_t batch = 1;
+  std::int64_t length = 0;
+  std::int64_t channels = 1;
+};
+
+// Variable-length sequences, concatenated (cu_seqlens): sequence s is elements
+// offsets[s] .. offsets[s + 1] - 1, s = 0 .. sequences - 1. d_offsets: device, sequences + 1
+// int64 values with offsets[0] == 0, nondecreasing, offsets[sequences] == n (the caller's
+// precondition: the device does not check it; broken offsets give meaningless results but
+// no access out of bounds). Empty sequences are allowed (their final state is their
+// initial state, their dL/dx0 0). Solved as ONE single-pass scan of all n elements.
+struct linrec_varlen {
+  const std::int64_t* d_offsets = nullptr;
+  std::int64_t sequences = 0;
+  std::int64_t n = 0;
 };
 
 // ---- the input forms: where each step's map (a, b) comes from ----
@@ -173,35 +223,90 @@ struct source_value<ema_source<T>> {
 template <class Source>
 struct source_value<reversed<Source>> : source_value<Source> {};
 
+// channels (interleaved only): sequences per [length, channels] block, 0 for one block of
+// `batch` (channels-last batches: batch = groups * channels).
 template <class Policy, class Source, class T>
 [[nodiscard]] cudaError_t solve(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
                                 std::int64_t batch, std::int64_t length, batch_layout layout, const T* d_x0s, T x0,
-                                cudaStream_t stream, const single_pass_options& options) {
+                                cudaStream_t stream, const single_pass_options& options, std::int64_t channels = 0) {
   if (!detail::valid_options(options)) return cudaErrorInvalidValue;
   using policy = detail::resolve_policy_t<Policy, default_linrec_policy<T>>;
   const auto launch = detail::to_dispatch_options<linrec_options>(options);
   if (layout == batch_layout::interleaved) {
-    return dispatch_columns<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch);
+    return dispatch_columns<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch,
+                                    channels);
   }
   return dispatch_rows<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch);
 }
 
+// The sequences of a channels-last shape, or -1 (negative sizes, an overflow).
+[[nodiscard]] inline std::int64_t sequences_of(const linrec_channels_last& shape) {
+  if (shape.length < 0 || !multiply_fits(shape.batch, shape.channels)) return -1;
+  return shape.batch * shape.channels;
+}
+
+template <class Policy, class Source, class T>
+[[nodiscard]] cudaError_t solve(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
+                                const linrec_channels_last& shape, const T* d_x0s, T x0, cudaStream_t stream,
+                                const single_pass_options& options) {
+  const std::int64_t sequences = sequences_of(shape);
+  if (sequences < 0) return cudaErrorInvalidValue;
+  return solve<Policy>(d_temp, temp_bytes, src, d_x, d_final, sequences, shape.length, batch_layout::interleaved,
+                       d_x0s, x0, stream, options, shape.channels);
+}
+
+template <class Policy, class Source, class T>
+[[nodiscard]] cudaError_t solve(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
+                                const linrec_varlen& shape, const T* d_x0s, T x0, cudaStream_t stream,
+                                const single_pass_options& options) {
+  if (!detail::valid_options(options)) return cudaErrorInvalidValue;
+  using policy = detail::resolve_policy_t<Policy, default_linrec_policy<T>>;
+  return dispatch_offsets<policy>(d_temp, temp_bytes, src, d_x, d_final, shape.d_offsets, shape.sequences, shape.n,
+                                  d_x0s, x0, stream, detail::to_dispatch_options<linrec_options>(options));
+}
+
+// channels: as solve() (interleaved only; 1 is the row-major layout).
 template <class Policy, class T>
 [[nodiscard]] cudaError_t backward(void* d_temp, std::size_t& temp_bytes, const T* d_a, const T* d_x,
                                    const T* d_grad_x, T* d_grad_a, T* d_grad_b, T* d_grad_x0, std::int64_t batch,
                                    std::int64_t length, batch_layout layout, const T* d_x0s, T x0,
-                                   cudaStream_t stream, const single_pass_options& options) {
+                                   cudaStream_t stream, const single_pass_options& options,
+                                   std::int64_t channels = 0) {
   if (!detail::valid_options(options)) return cudaErrorInvalidValue;
   const auto launch = detail::to_dispatch_options<linrec_options>(options);
   const gradient_source<T> src{d_a, d_grad_x, d_x, d_grad_a, d_grad_x0};
-  if (layout == batch_layout::interleaved && batch > 1 && length > 1) {
+  if (layout == batch_layout::interleaved && batch > 1 && length > 1 && channels != 1) {
     // Column walks; the segment maps of few long sequences are solved by the forward tiles.
     return dispatch_gradient_columns<default_linrec_policy<T>>(d_temp, temp_bytes, src, d_grad_b, batch, length,
-                                                               d_x0s, x0, stream, launch);
+                                                               d_x0s, x0, stream, launch, channels);
   }
   using policy = detail::resolve_policy_t<Policy, default_linrec_gradient_policy<T>>;
   return dispatch_rows<policy>(d_temp, temp_bytes, src, d_grad_b, static_cast<T*>(nullptr), batch, length, d_x0s, x0,
                                stream, launch);
+}
+
+template <class Policy, class T>
+[[nodiscard]] cudaError_t backward(void* d_temp, std::size_t& temp_bytes, const T* d_a, const T* d_x,
+                                   const T* d_grad_x, T* d_grad_a, T* d_grad_b, T* d_grad_x0,
+                                   const linrec_channels_last& shape, const T* d_x0s, cudaStream_t stream,
+                                   const single_pass_options& options) {
+  const std::int64_t sequences = sequences_of(shape);
+  if (sequences < 0) return cudaErrorInvalidValue;
+  return backward<Policy>(d_temp, temp_bytes, d_a, d_x, d_grad_x, d_grad_a, d_grad_b, d_grad_x0, sequences,
+                          shape.length, batch_layout::interleaved, d_x0s, T(0), stream, options, shape.channels);
+}
+
+template <class Policy, class T>
+[[nodiscard]] cudaError_t backward(void* d_temp, std::size_t& temp_bytes, const T* d_a, const T* d_x,
+                                   const T* d_grad_x, T* d_grad_a, T* d_grad_b, T* d_grad_x0,
+                                   const linrec_varlen& shape, const T* d_x0s, cudaStream_t stream,
+                                   const single_pass_options& options) {
+  if (!detail::valid_options(options)) return cudaErrorInvalidValue;
+  using policy = detail::resolve_policy_t<Policy, default_linrec_gradient_policy<T>>;
+  const gradient_source<T> src{d_a, d_grad_x, d_x, d_grad_a, d_grad_x0};
+  return dispatch_offsets<policy>(d_temp, temp_bytes, src, d_grad_b, static_cast<T*>(nullptr), shape.d_offsets,
+                                  shape.sequences, shape.n, d_x0s, T(0), stream,
+                                  detail::to_dispatch_options<linrec_options>(options));
 }
 
 }  // namespace linrec_detail
@@ -242,6 +347,22 @@ template <class Policy = default_policy, class Source>
                                       options);
 }
 
+// The same for the shapes above: `shape` is linrec_channels_last{batch, length, channels}
+// (d_x [batch, length, channels]; d_final and d_x0s one per sequence, b * channels + c) or
+// linrec_varlen{d_offsets, sequences, n} (d_x n elements; d_final and d_x0s one per
+// sequence: empty ones end in their initial state). Reversed sources end at each
+// sequence's first element (d_final = x at it) and take d_x0s as the states after the ends.
+template <class Policy = default_policy, class Source, class Shape>
+  requires(std::is_same_v<Shape, linrec_channels_last> || std::is_same_v<Shape, linrec_varlen>)
+[[nodiscard]] cudaError_t solve_linear_recurrence(
+    void* d_temp, std::size_t& temp_bytes, const Source& src, typename linrec_detail::source_value<Source>::type* d_x,
+    typename linrec_detail::source_value<Source>::type* d_final, const Shape& shape,
+    const typename linrec_detail::source_value<Source>::type* d_x0s = nullptr,
+    typename linrec_detail::source_value<Source>::type x0 = {}, cudaStream_t stream = nullptr,
+    const single_pass_options& options = {}) {
+  return linrec_detail::solve<Policy>(d_temp, temp_bytes, src, d_x, d_final, shape, d_x0s, x0, stream, options);
+}
+
 // ---- x[i] = a[i] x[i-1] + b[i] ----
 
 template <class T, class Policy = default_policy>
@@ -261,6 +382,32 @@ template <class T, class Policy = default_policy>
                                                     const single_pass_options& options = {}) {
   return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ab(d_a, d_b), d_x, nullptr, batch, length, layout,
                                          d_x0, T(0), stream, options);
+}
+
+// Channels-last [batch, length, channels]: sequence b * channels + c is a[(b * length + t) *
+// channels + c]; d_x0: one initial state per sequence (b * channels + c), or nullptr for 0.
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence_channels_last(void* d_temp, std::size_t& temp_bytes, const T* d_a,
+                                                          const T* d_b, T* d_x, std::int64_t batch,
+                                                          std::int64_t length, std::int64_t channels,
+                                                          const T* d_x0 = nullptr, cudaStream_t stream = nullptr,
+                                                          const single_pass_options& options = {}) {
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ab(d_a, d_b), d_x, nullptr,
+                                         linrec_channels_last{batch, length, channels}, d_x0, T(0), stream, options);
+}
+
+// Variable-length sequences concatenated in n elements, sequence s at offsets[s] ..
+// offsets[s + 1] - 1 (linrec_varlen above: d_offsets on the device, sequences + 1 values).
+// d_x (n values) and/or d_final (one per sequence: its last state, or its initial state when
+// it is empty) may be nullptr; d_x0: one initial state per sequence, or nullptr for 0.
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence_varlen(void* d_temp, std::size_t& temp_bytes, const T* d_a, const T* d_b,
+                                                   T* d_x, T* d_final, const std::int64_t* d_offsets,
+                                                   std::int64_t sequences, std::int64_t n, const T* d_x0 = nullptr,
+                                                   cudaStream_t stream = nullptr,
+                                                   const single_pass_options& options = {}) {
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ab(d_a, d_b), d_x, d_final,
+                                         linrec_varlen{d_offsets, sequences, n}, d_x0, T(0), stream, options);
 }
 
 // ---- reverse: x[i] = a[i] x[i+1] + b[i], x[n] = x_end ----
@@ -286,6 +433,32 @@ template <class T, class Policy = default_policy>
                                                             const single_pass_options& options = {}) {
   return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_reverse(linrec_ab(d_a, d_b)), d_x, nullptr, batch,
                                          length, layout, d_x_end, T(0), stream, options);
+}
+
+// Channels-last and variable-length sequences from the end: d_x_end, the state after each
+// sequence (one per sequence), or nullptr for 0; the varlen form's d_final is x at each
+// sequence's first element (d_x_end for an empty one).
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence_reverse_channels_last(void* d_temp, std::size_t& temp_bytes, const T* d_a,
+                                                                  const T* d_b, T* d_x, std::int64_t batch,
+                                                                  std::int64_t length, std::int64_t channels,
+                                                                  const T* d_x_end = nullptr,
+                                                                  cudaStream_t stream = nullptr,
+                                                                  const single_pass_options& options = {}) {
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_reverse(linrec_ab(d_a, d_b)), d_x, nullptr,
+                                         linrec_channels_last{batch, length, channels}, d_x_end, T(0), stream,
+                                         options);
+}
+
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence_reverse_varlen(void* d_temp, std::size_t& temp_bytes, const T* d_a,
+                                                           const T* d_b, T* d_x, T* d_final,
+                                                           const std::int64_t* d_offsets, std::int64_t sequences,
+                                                           std::int64_t n, const T* d_x_end = nullptr,
+                                                           cudaStream_t stream = nullptr,
+                                                           const single_pass_options& options = {}) {
+  return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_reverse(linrec_ab(d_a, d_b)), d_x, d_final,
+                                         linrec_varlen{d_offsets, sequences, n}, d_x_end, T(0), stream, options);
 }
 
 // ---- the backward pass of x = linear_recurrence(a, b, x0) (forward) ----
@@ -329,6 +502,28 @@ template <class T, class Policy = default_policy>
                                                              const single_pass_options& options = {}) {
   return linrec_detail::backward<Policy>(d_temp, temp_bytes, d_a, d_x, d_grad_x, d_grad_a, d_grad_b, d_grad_x0, batch,
                                          length, layout, d_x0, T(0), stream, options);
+}
+
+// Channels-last [batch, length, channels] (d_x0, d_grad_x0: one per sequence, b * channels + c).
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence_backward_channels_last(
+    void* d_temp, std::size_t& temp_bytes, const T* d_a, const T* d_x, const T* d_grad_x, T* d_grad_a, T* d_grad_b,
+    T* d_grad_x0, std::int64_t batch, std::int64_t length, std::int64_t channels, const T* d_x0 = nullptr,
+    cudaStream_t stream = nullptr, const single_pass_options& options = {}) {
+  return linrec_detail::backward<Policy>(d_temp, temp_bytes, d_a, d_x, d_grad_x, d_grad_a, d_grad_b, d_grad_x0,
+                                         linrec_channels_last{batch, length, channels}, d_x0, stream, options);
+}
+
+// Variable-length sequences (linrec_varlen): the adjoint restarts at each sequence's last
+// element; dL/da at each sequence's first element is g x0[s], dL/dx0[s] = a[first] g[first]
+// (0 for an empty sequence). One single-pass scan of all n elements, as the forward.
+template <class T, class Policy = default_policy>
+[[nodiscard]] cudaError_t linear_recurrence_backward_varlen(
+    void* d_temp, std::size_t& temp_bytes, const T* d_a, const T* d_x, const T* d_grad_x, T* d_grad_a, T* d_grad_b,
+    T* d_grad_x0, const std::int64_t* d_offsets, std::int64_t sequences, std::int64_t n, const T* d_x0 = nullptr,
+    cudaStream_t stream = nullptr, const single_pass_options& options = {}) {
+  return linrec_detail::backward<Policy>(d_temp, temp_bytes, d_a, d_x, d_grad_x, d_grad_a, d_grad_b, d_grad_x0,
+                                         linrec_varlen{d_offsets, sequences, n}, d_x0, stream, options);
 }
 
 // ---- v[i] = (1 - lambda[i]) v[i-1] + lambda[i] u[i] ----

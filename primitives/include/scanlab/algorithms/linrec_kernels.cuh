@@ -218,6 +218,24 @@ struct gradient_source {
   __host__ __device__ affine_map<T> map(T a_next, T g) const { return {a_next, g}; }
 };
 
+// Variable-length sequences, any form above: the arrays are the concatenation of
+// `sequences` sequences, sequence s being elements [offsets[s], offsets[s+1]). Solved as
+// ONE scan of the whole array, each sequence's first element (reverse and the backward
+// pass: its last) made a reset, as the sequence starts of a row-major batch are; the
+// agent finds which of a thread's items start or end a sequence by walking the offsets
+// from the sequence of its first item, bisected inside the tile's bracket,
+// tile_sequences (temp storage, linrec_tile_sequences_kernel).
+template <class Source>
+struct varlen : Source {
+  const std::int64_t* offsets = nullptr;         // sequences + 1 values: 0, ..., n, nondecreasing
+  std::int64_t sequences = 0;                    // at least 1 when the array is not empty
+  const std::int64_t* tile_sequences = nullptr;  // tiles + 1: the sequence of each tile's first element
+};
+template <class Source>
+inline constexpr bool is_varlen = false;
+template <class Source>
+inline constexpr bool is_varlen<varlen<Source>> = true;
+
 // ---- tuning ----
 
 // A tile shape: threads per block, items per thread (whole 16-byte words), the resident
@@ -368,6 +386,8 @@ struct linrec_agent {
   static constexpr bool reverse = Source::direction == linrec_direction::reverse;
   static constexpr bool gradient = Source::gradient;
   static_assert(!gradient || reverse, "the backward pass runs from the end");
+  // Variable-length sequences (varlen<>): sequence starts and ends found from the offsets.
+  static constexpr bool by_offsets = is_varlen<Source>;
 
   // The backward pass's third array and the two shifts: a[i+1] and x[i-1] reach over the
   // edge of each warp's part of the tile, into another warp's part (or tile): those two
@@ -432,10 +452,14 @@ struct linrec_agent {
   // Kept as they are, or (double: fewer registers, its streamed finish measured faster so)
   // packed into one register: start + 1 and end + 1 in 8 bits each, the masks of sequences
   // shorter than `items` found again in the finish.
-  static constexpr bool packed_marks = sizeof(T) == 8;
+  static constexpr bool packed_marks = sizeof(T) == 8 && !by_offsets;
   using kept_marks = std::conditional_t<packed_marks, std::uint32_t, sequence_marks>;
   kept_marks marks_scanned{};
   kept_marks marks_parked{};
+  // Variable lengths: the sequence of the thread's first item (as stored) in the scanned and
+  // in the parked tile (-1: no items), found when the tile is scanned, kept for its finish.
+  std::int64_t sequence_scanned = -1;
+  std::int64_t sequence_parked = -1;
   __device__ kept_marks keep(const sequence_marks& m) const {
     if constexpr (packed_marks) {
       return static_cast<std::uint32_t>(m.start + 1) | (static_cast<std::uint32_t>(m.end + 1) << 8);
@@ -607,7 +631,13 @@ struct linrec_agent {
     copy_async(to, from, std::integral_constant<int, static_cast<int>(sizeof(T))>{});
   }
 
-  __device__ bool starts_staged() const { return p.batched && p.x0s != nullptr && p.length >= items; }
+  __device__ bool starts_staged() const {
+    if constexpr (by_offsets) {
+      return false;  // the initial states are read where the walk of the offsets meets a start
+    } else {
+      return p.batched && p.x0s != nullptr && p.length >= items;
+    }
+  }
   // The sequence whose initial state the thread's items of a full tile need, or -1
   // (sequences of at least `items`: at most one): the one starting there, or for the
   // backward pass the one ending there.
@@ -782,6 +812,74 @@ struct linrec_agent {
     return starts_staged() && staged(tile) ? s.start_state[buf][threadIdx.x] : initial_state(sequence_of(j));
   }
 
+  // ---- variable-length sequences (by_offsets) ----
+  // A tile's elements belong to the sequences tile_sequences[t] ... tile_sequences[t + 1]
+  // (t: the tile as stored). Each thread bisects that bracket for the sequence of its first
+  // item (one load per halving; the bracket holds one or two sequences when they are longer
+  // than a tile, and the block's loads share a few cache lines when they are short), then
+  // walks the offsets along its items: one comparison per item, one load per sequence
+  // boundary crossed (empty sequences included). Every index stays in [0, sequences), also
+  // with offsets that break the precondition (the results are then meaningless, never an
+  // access out of bounds).
+
+  // The element of the thread's first item (as stored).
+  __device__ std::int64_t first_element(std::int64_t tile) const {
+    return base(tile) + static_cast<std::int64_t>(owner()) * items;
+  }
+  // The last s in [lo, hi] with offsets[s] <= i: the nonempty sequence holding element i.
+  __device__ std::int64_t sequence_holding(std::int64_t i, std::int64_t lo, std::int64_t hi) const {
+    while (lo < hi) {
+      const std::int64_t mid = hi - (hi - lo) / 2;
+      if (p.src.offsets[mid] <= i) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    return lo;
+  }
+  // The sequence of the thread's first item of `tile`, or -1 (no items: past the end).
+  __device__ std::int64_t first_sequence(std::int64_t tile) const {
+    const std::int64_t e0 = first_element(tile);
+    if (e0 >= p.n) return -1;
+    const std::int64_t t = physical_tile(tile);
+    return sequence_holding(e0, p.src.tile_sequences[t], p.src.tile_sequences[t + 1]);
+  }
+  // f(e, s, first, last) for each of the thread's items that exist, as stored (e = 0 ..
+  // items - 1, first to last): s its sequence (s0: the first item's, first_sequence), and
+  // whether it is that sequence's first and last element.
+  template <class F>
+  __device__ void for_each_item_sequence(std::int64_t tile, std::int64_t s0, F&& f) const {
+    if (s0 < 0) return;
+    const std::int64_t e0 = first_element(tile);
+    const std::int64_t* const offsets = p.src.offsets;
+    std::int64_t sequence = s0;
+    std::int64_t begin = offsets[sequence];
+    std::int64_t end = offsets[sequence + 1];
+#pragma unroll
+    for (int e = 0; e < items; ++e) {
+      const std::int64_t i = e0 + e;
+      if (i < p.n) {
+        while (end <= i && sequence + 1 < p.src.sequences) {  // on to the sequence holding i, past empty ones
+          ++sequence;
+          begin = end;
+          end = offsets[sequence + 1];
+        }
+        f(e, sequence, i == begin, i + 1 == end);
+      }
+    }
+  }
+  // The backward pass's marks from the offsets: the scan starts at each sequence's last
+  // element (as stored) and ends at its first.
+  __device__ sequence_marks offset_marks(std::int64_t tile, std::int64_t s0) const {
+    sequence_marks m;
+    for_each_item_sequence(tile, s0, [&](int e, std::int64_t, bool first, bool last) {
+      if (last) m.start_mask |= 1u << stored(e);
+      if (first) m.end_mask |= 1u << stored(e);
+    });
+    return m;
+  }
+
   // ---- the scan of a tile ----
 
   // The thread's maps: identities past the end; each sequence start replaced by the
@@ -801,8 +899,13 @@ struct linrec_agent {
     if constexpr (reverse) {  // scan order: last to first (read_own, written so: fewer spills, ptxas sm_90)
 #pragma unroll
       for (int c = 0; c < items / 2; ++c) {
-        std::swap(a[c], a[items - 1 - c]);
-        std::swap(b[c], b[items - 1 - c]);
+        // (not std::swap: a host constexpr function, refused in device code without
+        // --expt-relaxed-constexpr, which users need not pass; scripts/compile-arches.sh does not)
+        const T a_c = a[c], b_c = b[c];
+        a[c] = a[items - 1 - c];
+        a[items - 1 - c] = a_c;
+        b[c] = b[items - 1 - c];
+        b[items - 1 - c] = b_c;
       }
     }
     const bool full = is_full(tile);
@@ -831,6 +934,19 @@ struct linrec_agent {
           wb[j ^ swizzle] = rb;
         }
       }
+    }
+    if constexpr (by_offsets) {
+      // Each sequence's first element (reverse: its last) from the walk of the offsets.
+      sequence_scanned = first_sequence(tile);
+      for_each_item_sequence(tile, sequence_scanned, [&](int e, std::int64_t sequence, bool first, bool last) {
+        if (!(reverse ? last : first)) return;
+        const T x0 = initial_state(sequence);
+#pragma unroll
+        for (int c = 0; c < items; ++c) {
+          if (c == stored(e)) make_start(buf, c, x0, a, b);
+        }
+      });
+      return;
     }
     const std::int64_t first = j0 + lo;  // the first existing item's position
     if ((!p.batched && first != 0) || (reverse ? lo >= left : left == 0)) return;
@@ -961,7 +1077,13 @@ struct linrec_agent {
       T a[items], b[items];
       if constexpr (gradient) {
         T own_a[items];
-        const sequence_marks m = find_marks(tile);
+        sequence_marks m;
+        if constexpr (by_offsets) {
+          sequence_scanned = first_sequence(tile);
+          m = offset_marks(tile, sequence_scanned);
+        } else {
+          m = find_marks(tile);
+        }
         marks_scanned = keep(m);
         gradient_maps(buf, tile, m, own_a, a, b);
       } else {
@@ -1079,7 +1201,7 @@ struct linrec_agent {
   // the other way), or word by word with the marks packed (double: 1.87 ms at 2^27 against
   // 2.06). ptxas spills some registers either way (the tile is the forward's, with a third
   // array and the shifts).
-  static constexpr bool streamed_finish = sizeof(T) == 8;
+  static constexpr bool streamed_finish = sizeof(T) == 8 && !by_offsets;
   __device__ void finish_gradient(int buf, std::int64_t tile, T state) {
     if constexpr (streamed_finish) {
       finish_gradient_streamed(buf, tile, state);
@@ -1096,10 +1218,20 @@ struct linrec_agent {
     const bool ends = m.end >= 0 || m.end_mask != 0;  // each sequence's first element: the scan's last
     const std::int64_t j0 = ends ? first_position(tile) : 0;
     if (p.src.grad_x0 != nullptr && ends) {
+      if constexpr (by_offsets) {
+        for_each_item_sequence(tile, sequence_parked, [&](int e, std::int64_t sequence, bool first, bool) {
+          if (!first) return;
 #pragma unroll
-      for (int c = 0; c < items; ++c) {
-        if (c == m.end || ((m.end_mask >> c) & 1u)) {
-          p.src.grad_x0[sequence_of(j0 + c)] = own_a[c] == T(0) ? T(0) : own_a[c] * g[c];
+          for (int c = 0; c < items; ++c) {
+            if (c == stored(e)) p.src.grad_x0[sequence] = own_a[c] == T(0) ? T(0) : own_a[c] * g[c];
+          }
+        });
+      } else {
+#pragma unroll
+        for (int c = 0; c < items; ++c) {
+          if (c == m.end || ((m.end_mask >> c) & 1u)) {
+            p.src.grad_x0[sequence_of(j0 + c)] = own_a[c] == T(0) ? T(0) : own_a[c] * g[c];
+          }
         }
       }
     }
@@ -1113,8 +1245,22 @@ struct linrec_agent {
       for (int c = 0; c < items; ++c) {
         T previous = c + 1 < items ? x[c + 1] : before;
         if (c == m.end) previous = x0;
-        if ((m.end_mask >> c) & 1u) previous = initial_state(sequence_of(j0 + c));
+        if constexpr (!by_offsets) {
+          if ((m.end_mask >> c) & 1u) previous = initial_state(sequence_of(j0 + c));
+        }
         da[c] = g[c] * previous;
+      }
+      if constexpr (by_offsets) {  // x[-1] = x0 at each sequence's first element
+        if (ends) {
+          for_each_item_sequence(tile, sequence_parked, [&](int e, std::int64_t sequence, bool first, bool) {
+            if (!first) return;
+            const T x0s = initial_state(sequence);
+#pragma unroll
+            for (int c = 0; c < items; ++c) {
+              if (c == stored(e)) da[c] = g[c] * x0s;
+            }
+          });
+        }
       }
       __syncwarp();  // every lane has read x (its own and its neighbour's) before dL/da goes over it
       write_own(s.grad.x[buf], da);
@@ -1202,6 +1348,16 @@ struct linrec_agent {
 
   // The thread holding the last item of a sequence (scan order) writes its final state.
   __device__ void write_final_states(std::int64_t tile, const T (&x)[items]) const {
+    if constexpr (by_offsets) {  // each sequence's last element (reverse: its first), from the walk
+      for_each_item_sequence(tile, sequence_parked, [&](int e, std::int64_t sequence, bool first, bool last) {
+        if (!(reverse ? first : last)) return;
+#pragma unroll
+        for (int c = 0; c < items; ++c) {
+          if (c == stored(e)) p.final_x[sequence] = x[c];
+        }
+      });
+      return;
+    }
     const std::int64_t j0 = first_position(tile);
     if constexpr (reverse) {
       int one;
@@ -1268,6 +1424,7 @@ struct linrec_agent {
     parked_prefix = prefix;
     parked_has_prefix = has_prefix;
     if constexpr (gradient) marks_parked = marks_scanned;
+    if constexpr (by_offsets) sequence_parked = sequence_scanned;
   }
 
   __device__ void retire(const device::retiring<map_t, 1>& r) { finish(r); }
@@ -1330,6 +1487,32 @@ constexpr std::size_t rows_temp_bytes(std::int64_t n) {
   });
 }
 
+// The single-pass kernel's parameters: tile states at `states` (aligned temp storage),
+// vector accesses where every array they touch is 16-byte aligned.
+template <class Source, class T>
+linrec_params<Source, T> tile_params(const Source& src, T* d_x, T* d_final, std::int64_t batch, std::int64_t length,
+                                     const T* d_x0s, T x0, unsigned char* states, std::int64_t num_tiles) {
+  const auto aligned = [](const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; };
+  bool vector_load = aligned(src.p) && (Source::arrays == 1 || aligned(src.q));
+  bool vector_store = d_x != nullptr && aligned(d_x);
+  if constexpr (Source::gradient) {  // x and dL/da too, where they are used
+    vector_load = vector_load && (src.grad_a == nullptr || aligned(src.r));
+    vector_store = (d_x == nullptr || aligned(d_x)) && (src.grad_a == nullptr || aligned(src.grad_a));
+  }
+  return {.src = src,
+          .x = d_x,
+          .final_x = d_final,
+          .x0s = d_x0s,
+          .x0 = x0,
+          .n = batch * length,
+          .length = length,
+          .schedule = {{device::tile_state<affine_map<T>>(states, num_tiles)}, num_tiles, {}},
+          .batched = batch > 1,
+          .vector_load = vector_load,
+          .vector_store = vector_store,
+          .batch = batch};
+}
+
 // One sequence (batch == 1, length == n) or a row-major batch. x and/or final_x.
 template <class Tuning, class Source, class T>
 [[nodiscard]] cudaError_t dispatch_rows(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
@@ -1362,30 +1545,116 @@ template <class Tuning, class Source, class T>
     using Policy = typename decltype(policy)::type;
     const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
     auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-    const auto aligned = [](const void* pointer) { return reinterpret_cast<std::uintptr_t>(pointer) % 16 == 0; };
-    bool vector_load = aligned(src.p) && (Source::arrays == 1 || aligned(src.q));
-    bool vector_store = d_x != nullptr && aligned(d_x);
-    if constexpr (Source::gradient) {  // x and dL/da too, where they are used
-      vector_load = vector_load && (src.grad_a == nullptr || aligned(src.r));
-      vector_store = (d_x == nullptr || aligned(d_x)) && (src.grad_a == nullptr || aligned(src.grad_a));
-    }
-    const linrec_params<Source, T> params{
-        .src = src,
-        .x = d_x,
-        .final_x = d_final,
-        .x0s = d_x0s,
-        .x0 = x0,
-        .n = n,
-        .length = length,
-        .schedule = {{device::tile_state<affine_map<T>>(base, num_tiles)}, num_tiles, {}},
-        .batched = batch > 1,
-        .vector_load = vector_load,
-        .vector_store = vector_store,
-        .batch = batch};
-    // The agent's temp storage is dynamic shared memory: the parked and the staged tiles
+    const auto params = tile_params(src, d_x, d_final, batch, length, d_x0s, x0, base, num_tiles);
+    // The agent's temp storage is dynamic shared memory: the parked and the staged tile
     // do not fit in the 48 KB of static shared memory.
     return device::launch_single_pass<kernel>(params, Policy::block_threads, linrec_agent<Policy, Source, T>::smem_bytes,
                                               options.mode, options.max_blocks, stream);
+  });
+}
+
+// ---- variable-length sequences: the concatenation given by offsets ----
+
+// The sequence of each tile's first element (the last one: of element n - 1) into
+// tile_sequences[0 .. num_tiles], by bisection of the offsets: the brackets the agent
+// searches (linrec_agent, by_offsets). Indices stay in [0, sequences) whatever the offsets.
+// (A template so that every translation unit including this header may define it.)
+template <class Offset>
+__global__ void __launch_bounds__(256)
+    linrec_tile_sequences_kernel(const Offset* offsets, std::int64_t sequences, std::int64_t n,
+                                 std::int64_t tile_items, std::int64_t num_tiles, std::int64_t* tile_sequences) {
+  for (std::int64_t t = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; t <= num_tiles;
+       t += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const std::int64_t i = t < num_tiles ? t * tile_items : n - 1;
+    std::int64_t lo = 0, hi = sequences - 1;
+    while (lo < hi) {
+      const std::int64_t mid = hi - (hi - lo) / 2;
+      if (offsets[mid] <= i) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    tile_sequences[t] = lo;
+  }
+}
+
+// Empty sequences (offsets[s] == offsets[s + 1]) end where they start: final state x0
+// (and dL/dx0 = 0, the backward pass). The tiles write those of the others.
+template <class T>
+__global__ void __launch_bounds__(256)
+    linrec_empty_sequences_kernel(const std::int64_t* offsets, std::int64_t sequences, const T* x0s, T x0,
+                                  T* final_x, T* grad_x0) {
+  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; k < sequences;
+       k += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    if (offsets[k + 1] > offsets[k]) continue;
+    if (final_x != nullptr) final_x[k] = x0s != nullptr ? x0s[k] : x0;
+    if (grad_x0 != nullptr) grad_x0[k] = T(0);
+  }
+}
+
+// Temp storage of a variable-length solve: the single-pass kernel's, then the tiles' brackets.
+template <class Tuning, class T>
+constexpr std::size_t offsets_temp_bytes(std::int64_t n) {
+  return arch::max_over_policies<Tuning>([&](auto policy) {
+    const std::int64_t tiles = detail::ceil_div<std::int64_t>(n, decltype(policy)::type::tile_items);
+    return 256 + detail::align_up(device::tile_state<affine_map<T>>::storage_bytes(tiles)) +
+           static_cast<std::size_t>(tiles + 1) * sizeof(std::int64_t);
+  });
+}
+
+// `sequences` sequences of total length n, concatenated, sequence s at [offsets[s],
+// offsets[s + 1]) (device; offsets[0] == 0, nondecreasing, offsets[sequences] == n: the
+// caller's precondition). ONE single-pass scan of the whole array, each sequence's start
+// a reset; x and/or final_x (per sequence), or the backward pass (Source::gradient).
+template <class Tuning, class Source, class T>
+[[nodiscard]] cudaError_t dispatch_offsets(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
+                                           const std::int64_t* d_offsets, std::int64_t sequences, std::int64_t n,
+                                           const T* d_x0s, T x0, cudaStream_t stream, linrec_options options = {}) {
+  using source_t = varlen<Source>;
+  static_assert(arch::table_fits<Tuning>([](auto policy) {
+                  return linrec_agent<typename decltype(policy)::type, source_t, T>::smem_bytes;
+                }),
+                "a linear recurrence tuning entry does not fit its architecture (limits: scanlab/arch.cuh)");
+  // What the host can check: the sizes (offsets[sequences] == n is the caller's promise).
+  if (sequences < 0 || n < 0 || (sequences == 0 && n != 0) || (sequences > 0 && d_offsets == nullptr)) {
+    return cudaErrorInvalidValue;
+  }
+  const std::size_t required = offsets_temp_bytes<Tuning, T>(n);
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
+  T* grad_x0 = nullptr;
+  if constexpr (Source::gradient) grad_x0 = src.grad_x0;
+  if (sequences > 0 && (d_final != nullptr || grad_x0 != nullptr)) {
+    const std::int64_t blocks = detail::ceil_div<std::int64_t>(sequences, 256);
+    const auto grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
+    SCANLAB_TRY(detail::launch(linrec_empty_sequences_kernel<T>, grid, 256, 0, stream, d_offsets, sequences, d_x0s,
+                               x0, d_final, grad_x0));
+  }
+  if (n == 0) return cudaSuccess;
+
+  constexpr auto kernel = linrec_tiles_kernel<Tuning, source_t, T>;
+  return detail::with_policy<kernel, Tuning>([&](auto policy) -> cudaError_t {
+    using Policy = typename decltype(policy)::type;
+    const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
+    auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
+    auto* brackets = reinterpret_cast<std::int64_t*>(
+        base + detail::align_up(device::tile_state<affine_map<T>>::storage_bytes(num_tiles)));
+    const std::int64_t blocks = detail::ceil_div<std::int64_t>(num_tiles + 1, 256);
+    const auto grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
+    SCANLAB_TRY(detail::launch(linrec_tile_sequences_kernel<std::int64_t>, grid, 256, 0, stream, d_offsets, sequences, n,
+                               static_cast<std::int64_t>(Policy::tile_items), num_tiles, brackets));
+    source_t walked{};
+    static_cast<Source&>(walked) = src;
+    walked.offsets = d_offsets;
+    walked.sequences = sequences;
+    walked.tile_sequences = brackets;
+    // batched, with a length of 1 that nothing reads: the starts come from the offsets.
+    auto params = tile_params(walked, d_x, d_final, sequences, std::int64_t{1}, d_x0s, x0, base, num_tiles);
+    params.n = n;
+    params.batched = true;
+    return device::launch_single_pass<kernel>(params, Policy::block_threads,
+                                              linrec_agent<Policy, source_t, T>::smem_bytes, options.mode,
+                                              options.max_blocks, stream);
   });
 }
 
@@ -1404,8 +1673,9 @@ template <class T>
 struct column_shape {
   const T* x0s;
   T x0;
-  std::int64_t batch;
+  std::int64_t batch;           // sequences
   std::int64_t length;
+  std::int64_t channels;        // sequences per group: interleaved batch (one group), or C of [B, T, C]
   std::int64_t segments;        // S
   std::int64_t segment_length;  // ceil(length / S)
   T* segment_a;                 // [batch, S] maps of the segments (pass 1)
@@ -1419,6 +1689,16 @@ struct column_params : column_shape<T> {
   T* x;        // or nullptr
   T* final_x;  // or nullptr (single-segment path only)
 };
+
+// Where sequence k starts: sequence k is channel k % channels of group k / channels, a
+// group being one [length, channels] block (an interleaved batch is one group); its step t
+// is at column_origin + t * channels.
+template <class P>
+__host__ __device__ __forceinline__ std::int64_t column_origin(const P& p, std::int64_t k) {
+  if (p.channels == p.batch) return k;
+  const std::int64_t group = k / p.channels;
+  return group * p.length * p.channels + (k - group * p.channels);
+}
 
 // Rows [t0, t1) of segment `segment` (the last ones may be empty).
 template <class P>
@@ -1451,7 +1731,8 @@ __device__ __forceinline__ void walk_column(const column_params<Source, T>& p, s
   constexpr bool reverse = Source::direction == linrec_direction::reverse;
   const affine_then op;
   // The i-th row of the walk.
-  const auto element = [&](std::int64_t i) { return (reverse ? t1 - 1 - i : t0 + i) * p.batch + k; };
+  const std::int64_t origin = column_origin(p, k);
+  const auto element = [&](std::int64_t i) { return origin + (reverse ? t1 - 1 - i : t0 + i) * p.channels; };
   const std::int64_t rows = t1 - t0;
   std::int64_t i = 0;
   for (; i + column_unroll <= rows; i += column_unroll) {
@@ -1491,7 +1772,7 @@ __global__ void __launch_bounds__(column_threads) linrec_column_maps_kernel(cons
   for_each_column_segment(p, [&](std::int64_t k, std::int64_t segment, std::int64_t t0, std::int64_t t1) {
     affine_map<T> composed{T(1), T(0)};  // an empty segment (possible in the last ones): the identity
     if (t0 < t1) {  // else start from the first map: composing onto (1, 0) would turn Inf * 0 into NaN
-      const std::int64_t first = (reverse ? t1 - 1 : t0) * p.batch + k;
+      const std::int64_t first = column_origin(p, k) + (reverse ? t1 - 1 : t0) * p.channels;
       composed = p.src.map(p.src.p[first], Source::arrays == 2 ? p.src.q[first] : T(0));
       T unused = T(0);
       if constexpr (reverse) {
@@ -1532,13 +1813,16 @@ inline std::int64_t column_segments(std::int64_t batch, std::int64_t length, std
   return s < most ? s : most;
 }
 
-// The shape of an interleaved batch in `segments` segments (column_segments).
+// The shape of an interleaved batch (channels == batch) or of a channels-last one (batch =
+// groups * channels sequences) in `segments` segments (column_segments).
 template <class T>
-column_shape<T> make_column_shape(std::int64_t batch, std::int64_t length, std::int64_t segments, const T* x0s, T x0) {
+column_shape<T> make_column_shape(std::int64_t batch, std::int64_t length, std::int64_t channels,
+                                  std::int64_t segments, const T* x0s, T x0) {
   return {.x0s = x0s,
           .x0 = x0,
           .batch = batch,
           .length = length,
+          .channels = channels,
           .segments = segments,
           .segment_length = length > 0 ? detail::ceil_div(length, segments) : 0,
           .segment_a = nullptr,
@@ -1599,17 +1883,22 @@ template <class Policy, class SegmentSource, class Params, class T>
   return detail::launch(solve_kernel, grid, column_threads, 0, stream, params);
 }
 
+// `batch` sequences walked as columns: interleaved [length, batch] (channels == batch, or 0
+// for that), or channels-last [batch / channels, length, channels].
 template <class Policy, class Source, class T>
 [[nodiscard]] cudaError_t dispatch_columns(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
                                            std::int64_t batch, std::int64_t length, const T* d_x0s, T x0,
-                                           cudaStream_t stream, linrec_options options = {}) {
+                                           cudaStream_t stream, linrec_options options = {},
+                                           std::int64_t channels = 0) {
   if (!multiply_fits(batch, length)) return cudaErrorInvalidValue;
-  // One sequence, or sequences of one element: the interleaved layout is the row-major one.
-  if (batch == 1 || (length == 1 && options.segments == 0)) {
+  if (channels == 0) channels = batch;
+  // One sequence, sequences of one element, or one channel: the layout is the row-major one.
+  if (batch == 1 || channels == 1 || (length == 1 && options.segments == 0)) {
     return dispatch_rows<Policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, options);
   }
   const std::int64_t segments = column_segments(batch, length, options.segments);
-  const column_params<Source, T> params{make_column_shape(batch, length, segments, d_x0s, x0), src, d_x, d_final};
+  const column_params<Source, T> params{make_column_shape(batch, length, channels, segments, d_x0s, x0), src, d_x,
+                                        d_final};
   if (segments == 1) {
     // Nothing is used: 1 byte, so that the caller's allocation is not null.
     if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, 1)) return *answer;
@@ -1645,7 +1934,8 @@ __device__ __forceinline__ void walk_gradient_column(const column_gradient_param
                                                      std::int64_t t0, std::int64_t t1, affine_map<T>& composed,
                                                      T& g) {
   const affine_then op;
-  const auto element = [&](std::int64_t t) { return t * p.batch + k; };
+  const std::int64_t origin = column_origin(p, k);
+  const auto element = [&](std::int64_t t) { return origin + t * p.channels; };
   // a of the row below (the next in time): 0 below the last row (nothing follows it).
   T a_below = t1 < p.length ? p.src.p[element(t1)] : T(0);
   bool first = Compose;
@@ -1711,14 +2001,17 @@ __global__ void __launch_bounds__(column_threads)
 
 // The backward pass of an interleaved batch (more than one sequence of more than one step).
 // Policy: the tiles of the row-major solve of the segment maps (a forward-form tuning).
+// channels: as dispatch_columns (0: interleaved).
 template <class Policy, class T>
 [[nodiscard]] cudaError_t dispatch_gradient_columns(void* d_temp, std::size_t& temp_bytes,
                                                     const gradient_source<T>& src, T* d_grad_b, std::int64_t batch,
                                                     std::int64_t length, const T* d_x0s, T x0, cudaStream_t stream,
-                                                    linrec_options options = {}) {
+                                                    linrec_options options = {}, std::int64_t channels = 0) {
   if (!multiply_fits(batch, length)) return cudaErrorInvalidValue;
+  if (channels == 0) channels = batch;
   const std::int64_t segments = column_segments(batch, length, options.segments);
-  const column_gradient_params<T> params{make_column_shape(batch, length, segments, d_x0s, x0), src, d_grad_b};
+  const column_gradient_params<T> params{make_column_shape(batch, length, channels, segments, d_x0s, x0), src,
+                                         d_grad_b};
   if (segments == 1) {
     if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, 1)) return *answer;
     if (batch == 0) return cudaSuccess;

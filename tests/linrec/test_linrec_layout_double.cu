@@ -1,0 +1,5 @@
+// Channels-last batches and variable-length sequences over double: every test body of
+// linrec_layout_test_common.cuh.
+#include "linrec/linrec_layout_test_common.cuh"
+
+SCANLAB_LINREC_LAYOUT_TESTS(linrec_layout_double, double)
