@@ -24,7 +24,7 @@ enum type_code : std::uint8_t {
   bool_code = 6,
 };
 
-struct device {
+struct device_id_pair {
   std::int32_t device_type;
   std::int32_t device_id;
 };
@@ -37,7 +37,7 @@ struct data_type {
 
 struct tensor {
   void* data;
-  device device;
+  device_id_pair device;
   std::int32_t ndim;
   data_type dtype;
   std::int64_t* shape;
@@ -52,7 +52,7 @@ struct managed_tensor {
   void (*deleter)(managed_tensor* self);
 };
 
-struct version {
+struct version_pair {
   std::uint32_t major;
   std::uint32_t minor;
 };
@@ -62,7 +62,7 @@ inline constexpr std::uint64_t flag_is_copied = 1ull << 1;
 
 // "dltensor_versioned" capsules (DLPack 1.0 and later).
 struct managed_tensor_versioned {
-  version version;
+  version_pair version;
   void* manager_ctx;
   void (*deleter)(managed_tensor_versioned* self);
   std::uint64_t flags;
