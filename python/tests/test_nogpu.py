@@ -134,9 +134,11 @@ def test_non_contiguous_cuda_array_interface():
 
 
 def test_unit_dimensions_and_explicit_compact_strides_are_contiguous():
-    # Checked up to the op's own argument checks (a bad op), which come after the import.
-    with pytest.raises(ValueError, match=r"op must be one of"):
-        scanlab.reduce(FakeDLPack((3, 1, 4), strides=(4, 99, 1)), "mean")
+    # Accepted by the import: the error is the shape check that comes after it.
+    with pytest.raises(ValueError, match=r"b has shape \(1, 5\) but a has shape \(1, 4\)"):
+        scanlab.linear_recurrence(FakeDLPack((1, 4), strides=(99, 1)), FakeDLPack((1, 5), strides=(5, 1)))
+    with pytest.raises(ValueError, match=r"min of an empty array"):
+        scanlab.reduce(FakeDLPack((3, 0, 4), strides=(7, 7, 7)), "min")
 
 
 def test_shapes_must_match():
