@@ -280,6 +280,20 @@ def test_linear_recurrence_autograd_matches_sequential_torch():
         torch.testing.assert_close(got.double(), want, rtol=1e-3, atol=1e-6)
 
 
+def test_offset_views_are_not_16_byte_aligned():
+    base = cuda(random(100010, "float32", seed=21))
+    for k in (1, 2, 3):
+        x = base[k:]
+        torch.testing.assert_close(scanlab.cumsum(x), torch.cumsum(x, 0), rtol=1e-3, atol=1e-1)
+        torch.testing.assert_close(scanlab.sort(x), torch.sort(x).values)
+        torch.testing.assert_close(scanlab.reduce(x, "max"), x.max())
+    a = 0.5 + 0.4 * torch.rand_like(base)
+    for k in (1, 3):
+        got = host(scanlab.linear_recurrence(a[k:], base[k:]))
+        want = linrec_reference(host(a[k:]), host(base[k:]), 0.0, False)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
 # ---- streams, frameworks, errors on the GPU ----
 
 def test_explicit_stream():

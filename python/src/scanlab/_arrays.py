@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import operator
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -459,6 +458,3 @@ def check_int(call: Call, value: Any, arg: str) -> int:
 
 
 __all__ = ["Array", "Call", "DeviceArray", "DTYPES", "DTYPE_CODE", "ITEMSIZE", "framework_of", "stream_handle"]
-
-# Keep the name importable for type checkers without importing the frameworks.
-del sys
