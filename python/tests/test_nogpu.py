@@ -250,6 +250,12 @@ def test_empty_device_array_exports_both_protocols():
     for max_version in (None, (1, 0)):
         t = scanlab._scanlab.dlpack_import(a.__dlpack__(max_version=max_version))
         assert t.shape == (0,) and t.device_type == 2 and (t.dtype_code, t.dtype_bits) == (2, 32)
+        assert t.strides == (1,) and t.data == 0
+    b = scanlab.DeviceArray(buf, (2, 0, 3), "int64", 0)
+    t = scanlab._scanlab.dlpack_import(b.__dlpack__())
+    assert t.shape == (2, 0, 3) and t.strides == (3, 3, 1) and (t.dtype_code, t.dtype_bits) == (0, 64)
+    s = scanlab._scanlab.dlpack_import(scanlab.DeviceArray(buf, (), "uint32", 0).__dlpack__())
+    assert s.shape == () and s.strides == ()
     a.__dlpack__()  # a capsule nobody takes is freed with its tensor
     gc.collect()
     with pytest.raises(BufferError):

@@ -21,6 +21,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -173,7 +174,8 @@ class device_buffer {
 
 struct export_context {
   std::shared_ptr<buffer_state> buffer;
-  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> shape;    // at least one element: valid pointers even for 0-d
+  std::vector<std::int64_t> strides;  // compact row-major, in elements
 };
 
 template <class Managed>
@@ -195,13 +197,19 @@ nb::object export_dlpack(const device_buffer& buffer, const std::vector<std::int
   auto ctx = std::make_unique<export_context>();
   ctx->buffer = buffer.state();
   ctx->shape = shape;
+  // Strides spelled out (DLPack 1.x consumers may not accept NULL for "compact").
+  ctx->strides.assign(shape.size(), 1);
+  for (std::size_t i = shape.size(); i-- > 1;) ctx->strides[i - 1] = ctx->strides[i] * std::max<std::int64_t>(shape[i], 1);
+  const auto ndim = static_cast<std::int32_t>(shape.size());
+  ctx->shape.push_back(1);  // never an empty vector: 0-d arrays get valid (unread) pointers
+  ctx->strides.push_back(1);
   dlpack::tensor t{};
   t.data = buffer.state()->ptr;
   t.device = {dlpack::cuda, buffer.device()};
-  t.ndim = static_cast<std::int32_t>(shape.size());
+  t.ndim = ndim;
   t.dtype = {static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(bits), 1};
-  t.shape = ctx->shape.empty() ? nullptr : ctx->shape.data();
-  t.strides = nullptr;  // compact row-major
+  t.shape = ctx->shape.data();
+  t.strides = ctx->strides.data();
   t.byte_offset = 0;
   PyObject* cap = nullptr;
   if (versioned) {

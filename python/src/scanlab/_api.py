@@ -108,7 +108,7 @@ def _scan(name: str, x: Any, op: str, exclusive: bool, init: Any, stream: Any) -
     op = check_choice(call, op, "op", _OPS)
     a = call.arg(x, "x", dtypes=DTYPES, ndims=(1,))
     acc = _ACCUMULATOR[a.dtype, op]
-    first = _identity(op, acc) if init is None else _check_init(call, init, acc)
+    first = _check_init(call, _identity(op, acc) if init is None else init, acc)
     out, out_ptr = call.empty(a.shape, acc)
     call.launch(_C.scan, DTYPE_CODE[a.dtype], _OP_CODE[op], exclusive, first, a.ptr, out_ptr, a.size)
     return call.result(out)
