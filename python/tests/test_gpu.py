@@ -322,6 +322,37 @@ def test_cuda_array_interface_fallback_returns_device_array():
     assert torch.as_tensor(got, device="cuda").sum().item() == int(np.sum(host(x), dtype=np.int64))
 
 
+def test_dlpack_path_of_a_torch_tensor_returns_device_array():
+    """Tensors are normally read from their attributes; through __dlpack__ (versioned capsule,
+    the consumer's stream) they must give the same results."""
+    x = cuda(random(100003, "float64", seed=6))
+
+    class OnlyDLPack:
+        def __dlpack__(self, **kwargs):
+            return x.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return x.__dlpack_device__()
+
+    got = scanlab.sort(OnlyDLPack())
+    assert isinstance(got, scanlab.DeviceArray) and got.dtype == "float64"
+    torch.testing.assert_close(torch.from_dlpack(got), torch.sort(x).values)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        y = torch.from_dlpack(scanlab.cumsum(OnlyDLPack()))  # waits for the result on s
+        torch.testing.assert_close(y, torch.cumsum(x, 0))
+
+
+def test_mixed_frameworks_follow_the_first():
+    cupy = pytest.importorskip("cupy")
+    keys = cupy.asarray(random(1000, "int32", seed=3))
+    values = torch.arange(1000, device="cuda", dtype=torch.int64)
+    k, v = scanlab.sort_pairs(keys, values)
+    assert isinstance(k, cupy.ndarray) and isinstance(v, cupy.ndarray)
+    perm = np.argsort(cupy.asnumpy(keys), kind="stable")
+    np.testing.assert_array_equal(cupy.asnumpy(v), perm)
+
+
 def test_gpu_errors_name_the_argument():
     with pytest.raises(TypeError, match=r"x is a CPU array"):
         scanlab.cumsum(torch.arange(5.0))

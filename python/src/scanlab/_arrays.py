@@ -6,9 +6,10 @@ Every public function of the package goes through a :class:`Call`:
 2. ``call.arg(obj, "x", ...)`` looks at an input: where it lives (``__dlpack_device__``, or
    the CUDA array interface), which framework made it (the module of its type), then takes it
    through ``__dlpack__(stream=...)`` with the call's stream, so that the producer orders its
-   pending work before ours, and checks its dtype, rank and layout. The first input fixes
-   the framework, the device and (unless given) the stream: the framework's current stream
-   on that device;
+   pending work before ours, and checks its dtype, rank and layout. PyTorch tensors are read
+   from their own attributes instead (``data_ptr()``, ``stride()``: no capsule to build), with
+   the same ordering done here. The first input fixes the framework, the device and (unless
+   given) the stream: the framework's current stream on that device;
 3. ``call.empty(shape, dtype)`` allocates an output with the framework's own allocator
    (PyTorch's and CuPy's caching allocators, stream-ordered on the call's stream), or, for
    JAX and other producers, as a :class:`DeviceArray` (``cudaMalloc``) exported through DLPack;
@@ -148,6 +149,7 @@ class Call:
         self.framework: str | None = None
         self.device: int | None = None
         self.first: str | None = None
+        self.torch_ordered = False  # PyTorch's current stream already ordered before ours
 
     # ---- errors ----
 
@@ -174,7 +176,9 @@ class Call:
             dtype: str | None = None) -> Array:
         """Import ``obj`` (argument ``arg``) and check it: a CUDA array of one of ``dtypes``
         (exactly ``dtype`` where given), of a rank in ``ndims`` (None: any), compact row-major."""
-        if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        if framework_of(obj) == "torch" and hasattr(obj, "data_ptr"):
+            array = self._from_torch(obj, arg)
+        elif hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
             array = self._from_dlpack(obj, arg)
         elif hasattr(obj, "__cuda_array_interface__"):
             array = self._from_cuda_array_interface(obj, arg, dtypes, ndims)
@@ -193,6 +197,32 @@ class Call:
         if ndims is not None and a.ndim not in ndims:
             want = " or ".join(f"{n}-D" for n in ndims)
             raise self.value_error(f"{a.arg} must be {want}; got shape {a.shape}")
+
+    def _from_torch(self, t: Any, arg: str) -> Array:
+        """A torch.Tensor, read from its own attributes: what __dlpack__ would say, without
+        building a capsule (the call overhead matters at small sizes). Real dtypes carry no
+        conjugate or negative bit, and complex ones are refused, so the raw data is the value."""
+        device = t.device
+        if device.type != "cuda":
+            where = "CPU" if device.type == "cpu" else device.type
+            hint = " (host memory: move it to the GPU first, e.g. tensor.cuda())" if device.type == "cpu" else ""
+            raise self.type_error(f"{arg} is a {where} array; scanlab needs a CUDA device array{hint}")
+        index = device.index if device.index is not None else 0
+        self._adopt(arg, "torch", index)
+        if (self.framework != "torch" or self.explicit_stream) and not self.torch_ordered:
+            # Read without __dlpack__, which would have ordered the tensor for us: a call
+            # stream other than PyTorch's current one waits for that one's work (once).
+            current = _FRAMEWORKS["torch"].current_stream(index)
+            if not _same_stream(current, self.stream):
+                _C.stream_wait(current, self.stream, index)
+            self.torch_ordered = True
+        shape = tuple(t.shape)
+        name = str(t.dtype).removeprefix("torch.")
+        if not _contiguous(shape, t.stride()):
+            raise self.value_error(
+                f"{arg} is not contiguous (shape {shape}, strides {t.stride()} in elements): "
+                "pass a contiguous copy (x.contiguous() in PyTorch, cupy.ascontiguousarray)")
+        return Array(arg, t, int(t.data_ptr()), shape, name, index, t)
 
     def _from_dlpack(self, obj: Any, arg: str) -> Array:
         framework = framework_of(obj)
