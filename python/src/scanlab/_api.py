@@ -92,12 +92,12 @@ def reduce(x: Any, op: Op = "sum", *, stream: Any = None) -> Any:
         RuntimeError: a CUDA error, with CUDA's name and description of it.
     """
     call = Call("reduce", stream)
-    op = check_choice(call, op, "op", _OPS)
+    name = check_choice(call, op, "op", _OPS)
     a = call.arg(x, "x", dtypes=DTYPES, ndims=None)
-    if a.size == 0 and op in ("min", "max"):
-        raise call.value_error(f"{op} of an empty array (x has shape {a.shape}) is undefined")
-    out, out_ptr = call.empty((), _ACCUMULATOR[a.dtype, op])
-    call.launch(_C.reduce, DTYPE_CODE[a.dtype], _OP_CODE[op], a.ptr, out_ptr, a.size)
+    if a.size == 0 and name in ("min", "max"):
+        raise call.value_error(f"{name} of an empty array (x has shape {a.shape}) is undefined")
+    out, out_ptr = call.empty((), _ACCUMULATOR[a.dtype, name])
+    call.launch(_C.reduce, DTYPE_CODE[a.dtype], _OP_CODE[name], a.ptr, out_ptr, a.size)
     return call.result(out)
 
 

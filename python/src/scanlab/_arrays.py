@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 from . import _scanlab as _C
 
@@ -145,9 +145,10 @@ class Call:
     def __init__(self, name: str, stream: Any = None) -> None:
         self.name = name
         self.explicit_stream = stream is not None
-        self.stream: int | None = stream_handle(stream) if stream is not None else None
-        self.framework: str | None = None
-        self.device: int | None = None
+        # Set by the first input (_adopt): until then -1, and `first` is None.
+        self.stream: int = stream_handle(stream) if stream is not None else -1
+        self.framework: str = "other"
+        self.device: int = -1
         self.first: str | None = None
         self.torch_ordered = False  # PyTorch's current stream already ordered before ours
 
@@ -163,9 +164,9 @@ class Call:
 
     def _adopt(self, arg: str, framework: str, device: int) -> None:
         """The first input fixes the framework, the device and the stream."""
-        if self.device is None:
+        if self.first is None:
             self.framework, self.device, self.first = framework, device, arg
-            if self.stream is None:
+            if not self.explicit_stream:
                 self.stream = _FRAMEWORKS[framework].current_stream(device)
         elif device != self.device:
             raise self.value_error(
@@ -249,9 +250,10 @@ class Call:
         if imported.dtype_lanes != 1:
             name = f"{name}x{imported.dtype_lanes}"
         shape = tuple(imported.shape)
-        if not _contiguous(shape, imported.strides):
+        strides = cast("tuple[int, ...] | None", imported.strides)
+        if not _contiguous(shape, strides):
             raise self.value_error(
-                f"{arg} is not contiguous (shape {shape}, strides {imported.strides} in elements): "
+                f"{arg} is not contiguous (shape {shape}, strides {strides} in elements): "
                 "pass a contiguous copy (x.contiguous() in PyTorch, cupy.ascontiguousarray)")
         return Array(arg, obj, int(imported.data), shape, name, device_id, imported)
 
@@ -279,7 +281,7 @@ class Call:
         array = Array(arg, obj, ptr, shape, name, -1, obj)
         # dtype and rank first: they need no CUDA call.
         self._check(array, dtypes, ndims, None)
-        device = self._device_of_pointer(ptr, arg) if math.prod(shape) > 0 else (self.device or 0)
+        device = self._device_of_pointer(ptr, arg) if math.prod(shape) > 0 else max(self.device, 0)
         self._adopt(arg, "other", device)
         producer = cai.get("stream")
         if producer is not None:  # version 3: the producer's stream, to order against ours
@@ -459,7 +461,7 @@ class _Jax(_Framework):
         return jax.dlpack.from_dlpack(out)
 
 
-_FRAMEWORKS: dict[str | None, _Framework] = {
+_FRAMEWORKS: dict[str, _Framework] = {
     "torch": _Torch(), "cupy": _CuPy(), "jax": _Jax(), "other": _Framework(),
 }
 

@@ -58,11 +58,13 @@ def linear_recurrence(a: torch.Tensor, b: torch.Tensor,
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
         raise TypeError("scanlab.torch.linear_recurrence: a and b must be torch tensors "
                         "(scanlab.linear_recurrence takes any CUDA array, without gradients)")
+    initial: Optional[torch.Tensor]
     if isinstance(x0, (int, float)) and not isinstance(x0, bool):
         shape = () if a.dim() == 1 else (a.shape[0],)
-        x0 = torch.full(shape, float(x0), dtype=a.dtype, device=a.device)
-    elif x0 is not None and not isinstance(x0, torch.Tensor):
+        initial = torch.full(shape, float(x0), dtype=a.dtype, device=a.device)
+    elif x0 is None or isinstance(x0, torch.Tensor):
+        initial = x0.contiguous() if x0 is not None else None
+    else:
         raise TypeError(f"scanlab.torch.linear_recurrence: x0 must be None, a number or a tensor; got "
                         f"{type(x0).__name__}")
-    return LinearRecurrence.apply(a.contiguous(), b.contiguous(),
-                                  x0.contiguous() if x0 is not None else None)
+    return LinearRecurrence.apply(a.contiguous(), b.contiguous(), initial)
