@@ -269,8 +269,10 @@ class Call:
         name = _typestr_name(typestr)
         if cai.get("mask") is not None:
             raise self.value_error(f"{arg}: masked arrays (__cuda_array_interface__ 'mask') are not supported")
+        # dtype and rank first (they need no CUDA call, and strides are read in items).
+        self._check(Array(arg, obj, ptr, shape, name, -1, obj), dtypes, ndims, None)
         strides = cai.get("strides")
-        if strides is not None and name in ITEMSIZE:
+        if strides is not None:
             itemsize = ITEMSIZE[name]
             if any(s % itemsize for s in strides):
                 raise self.value_error(f"{arg} has strides {tuple(strides)} bytes, not multiples of its item size")
@@ -278,9 +280,6 @@ class Call:
         if not _contiguous(shape, strides):
             raise self.value_error(
                 f"{arg} is not contiguous (shape {shape}, strides {cai.get('strides')} bytes): pass a contiguous copy")
-        array = Array(arg, obj, ptr, shape, name, -1, obj)
-        # dtype and rank first: they need no CUDA call.
-        self._check(array, dtypes, ndims, None)
         device = self._device_of_pointer(ptr, arg) if math.prod(shape) > 0 else max(self.device, 0)
         self._adopt(arg, "other", device)
         producer = cai.get("stream")
