@@ -1,0 +1,82 @@
+// The CUDA side of scanlab's Python bindings: one plain C++ function per family of
+// operations, dispatching on the element type at run time to scanlab's templates.
+// Compiled by nvcc (the .cu files) and called from module.cpp (the host compiler, nanobind),
+// so nothing here may name nanobind or a CUDA template.
+//
+// Every function follows the library's two-phase protocol: with d_temp == nullptr only
+// temp_bytes is set; otherwise it enqueues the work on `stream` and returns the first
+// failing CUDA status. Nothing throws.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace scanlab_py {
+
+// The element types of the bindings (the values are shared with the Python side).
+enum class dtype : int { int32 = 0, int64 = 1, uint32 = 2, uint64 = 3, float32 = 4, float64 = 5 };
+// Reduction and scan operators.
+enum class op_code : int { sum = 0, prod = 1, min = 2, max = 3 };
+
+inline constexpr int dtype_count = 6;
+
+constexpr std::size_t dtype_size(dtype t) {
+  return (t == dtype::int32 || t == dtype::uint32 || t == dtype::float32) ? 4 : 8;
+}
+
+// The type a reduction or scan of `in` with `op` accumulates in and returns, as NumPy's
+// np.sum / np.cumsum (and PyTorch's): sums and products of integers in 64 bits (int64 for
+// signed, uint64 for unsigned inputs), of floats in their own type; min and max in the
+// input's type.
+constexpr dtype accumulator(dtype in, op_code op) {
+  if (op == op_code::min || op == op_code::max) return in;
+  switch (in) {
+    case dtype::int32:
+    case dtype::int64: return dtype::int64;
+    case dtype::uint32:
+    case dtype::uint64: return dtype::uint64;
+    default: return in;
+  }
+}
+
+// A host scalar, read as the member matching the accumulator type.
+struct scalar {
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double f = 0.0;
+};
+
+// *d_out = the reduction of d_in[0, n) with op (NaN-aware min/max: scanlab::minimum,
+// maximum); d_out has type accumulator(in, op). n == 0 writes the operator's identity.
+cudaError_t reduce(dtype in, op_code op, const void* d_in, void* d_out, std::int64_t n, void* d_temp,
+                   std::size_t& temp_bytes, cudaStream_t stream);
+
+// Inclusive or exclusive scan of d_in[0, n) into d_out (type accumulator(in, op)).
+// Exclusive: out[0] = init (read as the accumulator type).
+cudaError_t scan(dtype in, op_code op, bool exclusive, scalar init, const void* d_in, void* d_out, std::int64_t n,
+                 void* d_temp, std::size_t& temp_bytes, cudaStream_t stream);
+
+// Stable radix sort of keys (any dtype). value_bytes: 0 (keys only), 4 or 8 (values moved
+// with their keys; d_values_in == nullptr with 8 means argsort: int64 positions).
+// end_bit < 0: every bit.
+cudaError_t sort(dtype key, const void* d_keys_in, void* d_keys_out, int value_bytes, const void* d_values_in,
+                 void* d_values_out, std::int64_t n, bool descending, int begin_bit, int end_bit, void* d_temp,
+                 std::size_t& temp_bytes, cudaStream_t stream);
+
+// x[k, i] = a[k, i] x[k, i-1] + b[k, i] (reverse: x[k, i] = a[k, i] x[k, i+1] + b[k, i]),
+// `batch` row-major sequences of `length`, initial states d_x0s (batch values) or x0 for all.
+// float32 and float64.
+cudaError_t linear_recurrence(dtype t, const void* d_a, const void* d_b, void* d_x, const void* d_x0s, double x0,
+                              std::int64_t batch, std::int64_t length, bool reverse, void* d_temp,
+                              std::size_t& temp_bytes, cudaStream_t stream);
+
+// The backward pass of the forward recurrence (scanlab::linear_recurrence_backward_batched):
+// any of d_grad_a, d_grad_b, d_grad_x0 may be nullptr.
+cudaError_t linear_recurrence_backward(dtype t, const void* d_a, const void* d_x, const void* d_grad_x,
+                                       void* d_grad_a, void* d_grad_b, void* d_grad_x0, const void* d_x0s,
+                                       std::int64_t batch, std::int64_t length, void* d_temp,
+                                       std::size_t& temp_bytes, cudaStream_t stream);
+
+}  // namespace scanlab_py

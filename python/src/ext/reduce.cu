@@ -1,0 +1,50 @@
+// scanlab_py::reduce: scanlab::reduce for each element type and operator.
+#include "ops.hpp"
+
+#include <scanlab/functional.cuh>
+#include <scanlab/reduce.cuh>
+
+namespace scanlab_py {
+namespace {
+
+template <class T>
+using wide_t = std::conditional_t<std::is_floating_point_v<T>, T,
+                                  std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
+
+template <class T>
+cudaError_t reduce_typed(op_code op, const void* d_in, void* d_out, std::int64_t n, void* d_temp,
+                         std::size_t& temp_bytes, cudaStream_t stream) {
+  const T* in = static_cast<const T*>(d_in);
+  using W = wide_t<T>;
+  switch (op) {
+    case op_code::sum:
+      return scanlab::reduce(d_temp, temp_bytes, in, static_cast<W*>(d_out), n, W(0), scanlab::plus{}, stream);
+    case op_code::prod:
+      return scanlab::reduce(d_temp, temp_bytes, in, static_cast<W*>(d_out), n, W(1), scanlab::multiplies{},
+                             stream);
+    case op_code::min:
+      return scanlab::reduce(d_temp, temp_bytes, in, static_cast<T*>(d_out), n,
+                             scanlab::identity<scanlab::minimum, T>::value(), scanlab::minimum{}, stream);
+    case op_code::max:
+      return scanlab::reduce(d_temp, temp_bytes, in, static_cast<T*>(d_out), n,
+                             scanlab::identity<scanlab::maximum, T>::value(), scanlab::maximum{}, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+cudaError_t reduce(dtype in, op_code op, const void* d_in, void* d_out, std::int64_t n, void* d_temp,
+                   std::size_t& temp_bytes, cudaStream_t stream) {
+  switch (in) {
+    case dtype::int32: return reduce_typed<std::int32_t>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
+    case dtype::int64: return reduce_typed<std::int64_t>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
+    case dtype::uint32: return reduce_typed<std::uint32_t>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
+    case dtype::uint64: return reduce_typed<std::uint64_t>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
+    case dtype::float32: return reduce_typed<float>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
+    case dtype::float64: return reduce_typed<double>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace scanlab_py

@@ -1,0 +1,358 @@
+"""The public functions of scanlab (re-exported by ``scanlab/__init__.py``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal, Optional, Tuple, Union
+
+from . import _scanlab as _C
+from ._arrays import DTYPE_CODE, DTYPES, ITEMSIZE, Call, check_bool, check_choice, check_int
+
+Op = Literal["sum", "prod", "min", "max"]
+Scalar = Union[int, float]
+
+_OPS: tuple[str, ...] = ("sum", "prod", "min", "max")
+_OP_CODE = {name: i for i, name in enumerate(_OPS)}
+_FLOATS: tuple[str, ...] = ("float32", "float64")
+
+# What a reduction or scan returns (ops.hpp: accumulator): NumPy's rule, 64-bit sums and
+# products of integers; min and max in the input's type.
+_ACCUMULATOR = {
+    (t, op): ("int64" if t in ("int32", "int64") else "uint64" if t in ("uint32", "uint64") else t)
+    if op in ("sum", "prod") else t
+    for t in DTYPES for op in _OPS
+}
+
+_INT_RANGE = {
+    "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1),
+    "uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1),
+}
+
+
+def _identity(op: str, dtype: str) -> Scalar:
+    """The identity of `op` in `dtype` (an exclusive scan's default first value)."""
+    if op == "sum":
+        return 0
+    if op == "prod":
+        return 1
+    if dtype in _FLOATS:
+        return math.inf if op == "min" else -math.inf
+    low, high = _INT_RANGE[dtype]
+    return high if op == "min" else low
+
+
+def _check_init(call: Call, init: Any, dtype: str) -> Scalar:
+    if isinstance(init, bool) or not isinstance(init, (int, float)):
+        # NumPy and framework scalars: their own int/float conversion.
+        if hasattr(init, "__index__") and not isinstance(init, bool):
+            init = int(init)
+        elif hasattr(init, "__float__") and not isinstance(init, bool):
+            init = float(init)
+        else:
+            raise call.type_error(f"init must be a Python int or float; got {type(init).__name__}")
+    if dtype in _FLOATS:
+        return float(init)
+    if isinstance(init, float):
+        if not init.is_integer():
+            raise call.value_error(f"init={init!r} is not an integer, but the scan accumulates in {dtype}")
+        init = int(init)
+    low, high = _INT_RANGE[dtype]
+    if not low <= init <= high:
+        raise call.value_error(f"init={init} does not fit the scan's accumulator type {dtype} [{low}, {high}]")
+    return init
+
+
+# ---- reductions ----
+
+def reduce(x: Any, op: Op = "sum", *, stream: Any = None) -> Any:
+    """Reduce a CUDA array to one value: its sum, product, minimum or maximum.
+
+    Args:
+        x: a contiguous CUDA array of any shape (all elements are reduced): a ``torch.Tensor``,
+            ``cupy.ndarray``, ``jax.Array`` or any object with ``__dlpack__`` or
+            ``__cuda_array_interface__``. int32, int64, uint32, uint64, float32 or float64.
+        op: ``"sum"``, ``"prod"``, ``"min"`` or ``"max"``.
+        stream: the CUDA stream to run on (an integer ``cudaStream_t``, a ``torch.cuda.Stream``,
+            a ``cupy.cuda.Stream``); by default the framework's current stream (JAX and others:
+            the legacy default stream).
+
+    Returns:
+        A 0-d array of the caller's framework on the same device (no synchronisation: read it
+        with ``.item()`` when needed). Its dtype is NumPy's ``np.sum``/``np.prod`` rule: sums and
+        products of integers are int64 (uint64 for unsigned inputs), of floats their own type;
+        min and max keep the input's dtype.
+
+    NaNs: min and max return NaN when any element is NaN (as ``np.min`` and ``torch.min``), and
+    -0.0 orders below +0.0. Float sums are deterministic (the same bits on every run on the same
+    GPU) but regrouped, so they differ from a sequential sum by rounding.
+
+    Raises:
+        TypeError: ``x`` is not a CUDA array (a host array, a list), or has an unsupported dtype.
+        ValueError: ``op`` is unknown; ``x`` is not contiguous; min or max of an empty array.
+        RuntimeError: a CUDA error, with CUDA's name and description of it.
+    """
+    call = Call("reduce", stream)
+    name = check_choice(call, op, "op", _OPS)
+    a = call.arg(x, "x", dtypes=DTYPES, ndims=None)
+    if a.size == 0 and name in ("min", "max"):
+        raise call.value_error(f"{name} of an empty array (x has shape {a.shape}) is undefined")
+    out, out_ptr = call.empty((), _ACCUMULATOR[a.dtype, name])
+    call.launch(_C.reduce, DTYPE_CODE[a.dtype], _OP_CODE[name], a.ptr, out_ptr, a.size)
+    return call.result(out)
+
+
+# ---- scans ----
+
+def _scan(name: str, x: Any, op: str, exclusive: bool, init: Any, stream: Any) -> Any:
+    call = Call(name, stream)
+    op = check_choice(call, op, "op", _OPS)
+    a = call.arg(x, "x", dtypes=DTYPES, ndims=(1,))
+    acc = _ACCUMULATOR[a.dtype, op]
+    first = _check_init(call, _identity(op, acc) if init is None else init, acc)
+    out, out_ptr = call.empty(a.shape, acc)
+    call.launch(_C.scan, DTYPE_CODE[a.dtype], _OP_CODE[op], exclusive, first, a.ptr, out_ptr, a.size)
+    return call.result(out)
+
+
+def inclusive_scan(x: Any, op: Op = "sum", *, stream: Any = None) -> Any:
+    """Inclusive prefix scan of a 1-D CUDA array: ``out[i] = x[0] op x[1] op ... op x[i]``.
+
+    Args:
+        x: a contiguous 1-D CUDA array (torch, CuPy, JAX, or anything with ``__dlpack__`` or
+            ``__cuda_array_interface__``): int32, int64, uint32, uint64, float32 or float64.
+        op: ``"sum"`` (``cumsum``), ``"prod"`` (``cumprod``), ``"min"`` or ``"max"`` (running
+            minimum/maximum, NaN-aware: once a NaN is seen every later value is NaN).
+        stream: the CUDA stream to run on; by default the framework's current stream.
+
+    Returns:
+        An array of the caller's framework, same length and device. dtype: sums and products of
+        integers accumulate and return int64 (uint64 for unsigned inputs), as ``np.cumsum`` and
+        ``torch.cumsum``; floats and min/max keep the input's dtype. Float results are
+        deterministic but differ from a sequential loop by rounding (within n·eps·sum|x|).
+    """
+    return _scan("inclusive_scan", x, op, False, None, stream)
+
+
+def exclusive_scan(x: Any, op: Op = "sum", init: Optional[Scalar] = None, *, stream: Any = None) -> Any:
+    """Exclusive prefix scan: ``out[0] = init``, ``out[i] = init op x[0] op ... op x[i-1]``.
+
+    Args:
+        x: a contiguous 1-D CUDA array (see :func:`inclusive_scan` for the dtypes).
+        op: ``"sum"``, ``"prod"``, ``"min"`` or ``"max"``.
+        init: the first value, a Python number that fits the accumulator type; by default the
+            operator's identity (0 for sum, 1 for prod, +inf / the largest integer for min,
+            -inf / the smallest integer for max).
+        stream: the CUDA stream to run on; by default the framework's current stream.
+
+    Returns:
+        An array of the caller's framework, same length, dtype as :func:`inclusive_scan`'s.
+    """
+    return _scan("exclusive_scan", x, op, True, init, stream)
+
+
+def cumsum(x: Any, *, stream: Any = None) -> Any:
+    """Cumulative sum of a 1-D CUDA array, as ``np.cumsum`` and ``torch.cumsum``:
+    ``out[i] = x[0] + ... + x[i]``. The same as ``inclusive_scan(x, "sum")``.
+
+    Args:
+        x: a contiguous 1-D CUDA array (torch, CuPy, JAX, or anything with ``__dlpack__`` or
+            ``__cuda_array_interface__``): int32, int64, uint32, uint64, float32 or float64.
+        stream: the CUDA stream to run on; by default the framework's current stream.
+
+    Returns:
+        An array of the caller's framework on the same device: int64 for int32/int64 inputs,
+        uint64 for unsigned ones, the input's dtype for floats (deterministic; within
+        n·eps·sum|x| of the exact sum).
+    """
+    return _scan("cumsum", x, "sum", False, None, stream)
+
+
+# ---- sorting ----
+
+def _bit_range(call: Call, dtype: str, begin_bit: Any, end_bit: Any) -> tuple[int, int]:
+    bits = 8 * ITEMSIZE[dtype]
+    begin = check_int(call, begin_bit, "begin_bit")
+    end = bits if end_bit is None else check_int(call, end_bit, "end_bit")
+    if not 0 <= begin <= end <= bits:
+        raise call.value_error(f"need 0 <= begin_bit <= end_bit <= {bits} for {dtype} keys; got {begin}, {end}")
+    return begin, end
+
+
+def _sort_call(name: str, keys: Any, values: Any, descending: Any, begin_bit: Any, end_bit: Any,
+               stream: Any, argsort: bool) -> tuple[Any, Any]:
+    call = Call(name, stream)
+    desc = check_bool(call, descending, "descending")
+    k = call.arg(keys, "keys" if values is not None else "x", dtypes=DTYPES, ndims=(1,))
+    begin, end = _bit_range(call, k.dtype, begin_bit, end_bit)
+    v = None
+    if values is not None:
+        v = call.arg(values, "values", dtypes=DTYPES, ndims=(1,))
+        if v.shape != k.shape:
+            raise call.value_error(f"values has shape {v.shape} but keys has shape {k.shape}")
+    # argsort writes the permutation only (radix_argsort without d_keys_out).
+    keys_out, keys_ptr = (None, 0) if argsort else call.empty(k.shape, k.dtype)
+    values_out, values_ptr, value_bytes, values_in = None, 0, 0, 0
+    if v is not None:
+        values_out, values_ptr = call.empty(v.shape, v.dtype)
+        value_bytes, values_in = ITEMSIZE[v.dtype], v.ptr
+    elif argsort:
+        values_out, values_ptr = call.empty(k.shape, "int64")
+        value_bytes = 8
+    call.launch(_C.sort, DTYPE_CODE[k.dtype], k.ptr, keys_ptr, value_bytes, values_in, values_ptr, k.size, desc,
+                begin, end)
+    return (call.result(keys_out) if keys_out is not None else None,
+            call.result(values_out) if values_out is not None else None)
+
+
+_SORT_DOC_COMMON = """
+    Order: ascending, or descending with ``descending=True``; stable either way (equal keys keep
+    their input order). Floats: -0.0 and +0.0 are equal; NaNs come last in both orders. Only the
+    key bits ``[begin_bit, end_bit)`` of the sort's ordered representation take part (default:
+    all bits; fewer bits sort faster: e.g. ``end_bit=16`` for integer keys below 2^16).
+"""
+
+
+def sort(x: Any, *, descending: bool = False, begin_bit: int = 0, end_bit: Optional[int] = None,
+         stream: Any = None) -> Any:
+    """Sort a 1-D CUDA array (scanlab's onesweep LSD radix sort).
+
+    Args:
+        x: a contiguous 1-D CUDA array: int32, int64, uint32, uint64, float32 or float64.
+        descending: largest first.
+        begin_bit, end_bit: the bit range of the keys to sort by (see below).
+        stream: the CUDA stream to run on; by default the framework's current stream.
+
+    Returns:
+        The sorted keys, a new array of the caller's framework on the same device.
+    """
+    return _sort_call("sort", x, None, descending, begin_bit, end_bit, stream, False)[0]
+
+
+def argsort(x: Any, *, descending: bool = False, begin_bit: int = 0, end_bit: Optional[int] = None,
+            stream: Any = None) -> Any:
+    """The stable sorting permutation of a 1-D CUDA array: ``x[argsort(x)]`` is sorted.
+
+    Args: as :func:`sort`.
+
+    Returns:
+        int64 positions, an array of the caller's framework on the same device.
+    """
+    return _sort_call("argsort", x, None, descending, begin_bit, end_bit, stream, True)[1]
+
+
+def sort_pairs(keys: Any, values: Any, *, descending: bool = False, begin_bit: int = 0,
+               end_bit: Optional[int] = None, stream: Any = None) -> Tuple[Any, Any]:
+    """Sort keys and carry values along: ``(sorted keys, values in the same order)``.
+
+    Args:
+        keys: a contiguous 1-D CUDA array (dtypes as :func:`sort`).
+        values: a contiguous 1-D CUDA array of the same length, any of the six dtypes (values
+            are moved as raw 4- or 8-byte words), on the same device.
+        descending, begin_bit, end_bit, stream: as :func:`sort`.
+
+    Returns:
+        ``(keys_sorted, values_sorted)``, new arrays of the caller's framework.
+    """
+    return _sort_call("sort_pairs", keys, values, descending, begin_bit, end_bit, stream, False)
+
+
+for _f in (sort, argsort, sort_pairs):
+    _f.__doc__ = (_f.__doc__ or "") + _SORT_DOC_COMMON
+
+
+# ---- linear recurrences ----
+
+def _recurrence_shape(call: Call, a: Any, b_shape: tuple[int, ...]) -> tuple[int, int]:
+    if a.shape != b_shape:
+        raise call.value_error(f"b has shape {b_shape} but a has shape {a.shape}")
+    return (1, a.shape[0]) if a.ndim == 1 else (a.shape[0], a.shape[1])
+
+
+def _initial_states(call: Call, x0: Any, a: Any, batch: int, allow_scalar: bool) -> tuple[int, float, Any]:
+    """(device pointer of per-sequence states or 0, scalar state, the imported array or None)."""
+    if x0 is None:
+        return 0, 0.0, None
+    if isinstance(x0, (int, float)) and not isinstance(x0, bool):
+        if not allow_scalar:
+            raise call.type_error("x0 must be None or an array of initial states here (not a Python number)")
+        return 0, float(x0), None
+    s = call.arg(x0, "x0", dtypes=_FLOATS, ndims=(0, 1), dtype=a.dtype)
+    want = ((), (1,)) if a.ndim == 1 else ((batch,),)
+    if s.shape not in want:
+        raise call.value_error(
+            f"x0 has shape {s.shape}; for a of shape {a.shape} it must be a number or have shape "
+            + " or ".join(str(w) for w in want))
+    return s.ptr, 0.0, s
+
+
+def linear_recurrence(a: Any, b: Any, x0: Union[None, Scalar, Any] = None, *, reverse: bool = False,
+                      stream: Any = None) -> Any:
+    """Solve the first-order linear recurrence ``x[i] = a[i] * x[i-1] + b[i]`` (``x[-1] = x0``).
+
+    One fused single-pass kernel (a scan over affine maps): it reads ``a`` and ``b`` once and
+    writes ``x`` once. With ``reverse=True``, ``x[i] = a[i] * x[i+1] + b[i]`` from ``x[n] = x0``.
+
+    Args:
+        a, b: contiguous CUDA arrays of the same shape and dtype (float32 or float64): one
+            sequence ``(length,)`` or a batch of independent sequences ``(batch, length)``.
+        x0: the initial state: None (0), a Python number (every sequence), or an array of the
+            same dtype and device, shape ``(batch,)`` (``()`` or ``(1,)`` for one sequence).
+        reverse: solve from the end.
+        stream: the CUDA stream to run on; by default the framework's current stream.
+
+    Returns:
+        ``x``, same shape, dtype and device as ``a``, as the caller's array type.
+
+    ``a[i] == 0`` resets: ``x[i] = b[i]`` whatever came before (Inf and NaN included). Results
+    are deterministic; the maps are combined in a tree, so they differ from a sequential loop by
+    rounding (a few hundred eps relative for ``|a| < 1``; see primitives/docs/linrec.md).
+    For gradients in PyTorch: :class:`scanlab.torch.LinearRecurrence`.
+    """
+    call = Call("linear_recurrence", stream)
+    rev = check_bool(call, reverse, "reverse")
+    aa = call.arg(a, "a", dtypes=_FLOATS, ndims=(1, 2))
+    bb = call.arg(b, "b", dtypes=_FLOATS, ndims=(1, 2), dtype=aa.dtype)
+    batch, length = _recurrence_shape(call, aa, bb.shape)
+    x0s, x0_value, _keep = _initial_states(call, x0, aa, batch, True)
+    out, out_ptr = call.empty(aa.shape, aa.dtype)
+    call.launch(_C.linear_recurrence, DTYPE_CODE[aa.dtype], aa.ptr, bb.ptr, out_ptr, x0s, x0_value, batch, length,
+                rev)
+    return call.result(out)
+
+
+def linear_recurrence_backward(a: Any, x: Any, grad_x: Any, x0: Any = None, *,
+                               stream: Any = None) -> Tuple[Any, Any, Any]:
+    """Gradients of ``x = linear_recurrence(a, b, x0)`` (forward direction) in one fused pass.
+
+    Given ``grad_x = dL/dx``, solves the adjoint ``g[i] = grad_x[i] + a[i+1] * g[i+1]`` and
+    returns ``(dL/da, dL/db, dL/dx0)`` with ``dL/db = g``, ``dL/da[i] = g[i] * x[i-1]``
+    (``x[-1] = x0``) and ``dL/dx0 = a[0] * g[0]`` per sequence.
+
+    Args:
+        a: the forward's ``a`` (float32/float64, ``(length,)`` or ``(batch, length)``).
+        x: the forward's result.
+        grad_x: ``dL/dx``, same shape (contiguous).
+        x0: the forward's initial states: None (zeros) or an array of shape ``(batch,)``
+            (``()`` or ``(1,)`` for one sequence). A Python number is not accepted here: pass
+            it as an array.
+        stream: the CUDA stream to run on; by default the framework's current stream.
+
+    Returns:
+        ``(grad_a, grad_b, grad_x0)``: arrays of the caller's framework; ``grad_x0`` has
+        ``x0``'s shape, or is None when ``x0`` is None.
+    """
+    call = Call("linear_recurrence_backward", stream)
+    aa = call.arg(a, "a", dtypes=_FLOATS, ndims=(1, 2))
+    xx = call.arg(x, "x", dtypes=_FLOATS, ndims=(1, 2), dtype=aa.dtype)
+    gx = call.arg(grad_x, "grad_x", dtypes=_FLOATS, ndims=(1, 2), dtype=aa.dtype)
+    batch, length = _recurrence_shape(call, aa, xx.shape)
+    if gx.shape != aa.shape:
+        raise call.value_error(f"grad_x has shape {gx.shape} but a has shape {aa.shape}")
+    x0s, _, x0_array = _initial_states(call, x0, aa, batch, False)
+    grad_a, grad_a_ptr = call.empty(aa.shape, aa.dtype)
+    grad_b, grad_b_ptr = call.empty(aa.shape, aa.dtype)
+    grad_x0, grad_x0_ptr = (None, 0) if x0_array is None else call.empty(x0_array.shape, aa.dtype)
+    call.launch(_C.linear_recurrence_backward, DTYPE_CODE[aa.dtype], aa.ptr, xx.ptr, gx.ptr, grad_a_ptr,
+                grad_b_ptr, grad_x0_ptr, x0s, batch, length)
+    return (call.result(grad_a), call.result(grad_b),
+            call.result(grad_x0) if grad_x0 is not None else None)

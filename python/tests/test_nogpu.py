@@ -1,0 +1,278 @@
+"""Import and argument checks: run anywhere, GPU or not (CI has none). The fake arrays'
+pointers are never dereferenced: every error here is raised before any CUDA work."""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import pydoc
+import subprocess
+import sys
+
+import pytest
+
+import scanlab
+from conftest import needs_no_gpu
+from fakes import FakeCAI, FakeDLPack
+
+np = pytest.importorskip("numpy")
+
+PUBLIC = ["reduce", "inclusive_scan", "exclusive_scan", "cumsum", "sort", "argsort", "sort_pairs",
+          "linear_recurrence", "linear_recurrence_backward"]
+
+
+# ---- the package ----
+
+def test_import_makes_no_cuda_call_and_imports_no_framework():
+    code = ("import sys, scanlab; "
+            "bad = [m for m in ('torch', 'cupy', 'jax') if m in sys.modules]; "
+            "assert not bad, bad; print(scanlab.__version__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == scanlab.__version__
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_public_functions_are_documented(name):
+    f = getattr(scanlab, name)
+    assert name in scanlab.__all__
+    doc = inspect.getdoc(f)
+    assert doc and len(doc) > 200, f"{name} has too short a docstring"
+    assert "stream" in inspect.signature(f).parameters
+    assert "scanlab" in pydoc.render_doc(f) or name in pydoc.render_doc(f)
+
+
+def test_help_sort_says_what_it_does():
+    text = pydoc.render_doc(scanlab.sort)
+    assert "radix sort" in text and "stable" in text and "NaN" in text
+
+
+def test_build_info():
+    info = scanlab.build_info()
+    assert info["cuda_architectures"]
+    assert info["cuda_runtime_built"] >= 12000
+    assert info["cuda_runtime_linked"] == "static"
+
+
+def test_runtime_info_never_raises():
+    info = scanlab.runtime_info()
+    assert set(info) >= {"runtime_version", "driver_version", "device_count", "device_error"}
+    assert info["device_count"] >= 0
+
+
+# ---- inputs that are not CUDA arrays ----
+
+@pytest.mark.parametrize("name", ["reduce", "inclusive_scan", "exclusive_scan", "cumsum", "sort", "argsort"])
+def test_host_numpy_array_is_a_type_error(name):
+    with pytest.raises(TypeError, match=r"scanlab\.\w+: x is a CPU array; scanlab needs a CUDA device array"):
+        getattr(scanlab, name)(np.arange(10, dtype=np.float32))
+
+
+def test_pinned_host_dlpack_is_a_type_error():
+    with pytest.raises(TypeError, match=r"x is a pinned host"):
+        scanlab.cumsum(FakeDLPack((4,), device=(3, 0)))
+
+
+def test_rocm_array_is_a_type_error():
+    with pytest.raises(TypeError, match=r"x is a ROCm array"):
+        scanlab.cumsum(FakeDLPack((4,), device=(10, 0)))
+
+
+@pytest.mark.parametrize("value", [[1.0, 2.0], 3.0, "abc", None])
+def test_non_array_is_a_type_error(value):
+    with pytest.raises(TypeError, match=r"scanlab\.reduce: x must be a CUDA array .* got (list|float|str|NoneType)"):
+        scanlab.reduce(value)
+
+
+def test_sort_pairs_names_the_argument():
+    with pytest.raises(TypeError, match=r"values is a CPU array"):
+        scanlab.sort_pairs(FakeDLPack((4,)), np.arange(4))
+    with pytest.raises(TypeError, match=r"keys is a CPU array"):
+        scanlab.sort_pairs(np.arange(4), FakeDLPack((4,)))
+
+
+# ---- dtypes, ranks, layouts ----
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "bool", "complex64"])
+def test_unsupported_dtype_dlpack(dtype):
+    with pytest.raises(TypeError, match=rf"x has dtype {dtype}; supported: int32, int64, uint32, uint64, float32, float64"):
+        scanlab.cumsum(FakeDLPack((4,), dtype=dtype))
+
+
+@pytest.mark.parametrize("typestr,name", [("<f2", "float16"), ("|b1", "bool"), ("<c8", "complex64"), ("|i1", "int8")])
+def test_unsupported_dtype_cuda_array_interface(typestr, name):
+    with pytest.raises(TypeError, match=rf"x has dtype {name}"):
+        scanlab.sort(FakeCAI((4,), typestr=typestr))
+
+
+def test_linear_recurrence_needs_floats():
+    with pytest.raises(TypeError, match=r"a has dtype int32; supported: float32, float64"):
+        scanlab.linear_recurrence(FakeDLPack((4,), dtype="int32"), FakeDLPack((4,), dtype="int32"))
+    with pytest.raises(TypeError, match=r"b has dtype float64, but it must match a's dtype float32"):
+        scanlab.linear_recurrence(FakeDLPack((4,)), FakeDLPack((4,), dtype="float64"))
+
+
+def test_scan_needs_1d():
+    with pytest.raises(ValueError, match=r"scanlab\.cumsum: x must be 1-D; got shape \(2, 3\)"):
+        scanlab.cumsum(FakeDLPack((2, 3)))
+    with pytest.raises(ValueError, match=r"x must be 1-D; got shape \(2, 3\)"):
+        scanlab.sort(FakeCAI((2, 3)))
+
+
+def test_non_contiguous_dlpack():
+    with pytest.raises(ValueError, match=r"x is not contiguous .*strides \(2,\)"):
+        scanlab.cumsum(FakeDLPack((4,), strides=(2,)))
+    with pytest.raises(ValueError, match=r"x is not contiguous"):
+        scanlab.reduce(FakeDLPack((3, 4), strides=(1, 3)))
+
+
+def test_non_contiguous_cuda_array_interface():
+    with pytest.raises(ValueError, match=r"x is not contiguous"):
+        scanlab.cumsum(FakeCAI((4,), strides=(8,)))
+    with pytest.raises(ValueError, match=r"masked"):
+        scanlab.cumsum(FakeCAI((4,), mask=object()))
+
+
+def test_unit_dimensions_and_explicit_compact_strides_are_contiguous():
+    # Accepted by the import: the error is the shape check that comes after it.
+    with pytest.raises(ValueError, match=r"b has shape \(1, 5\) but a has shape \(1, 4\)"):
+        scanlab.linear_recurrence(FakeDLPack((1, 4), strides=(99, 1)), FakeDLPack((1, 5), strides=(5, 1)))
+    with pytest.raises(ValueError, match=r"min of an empty array"):
+        scanlab.reduce(FakeDLPack((3, 0, 4), strides=(7, 7, 7)), "min")
+
+
+def test_shapes_must_match():
+    with pytest.raises(ValueError, match=r"values has shape \(5,\) but keys has shape \(4,\)"):
+        scanlab.sort_pairs(FakeDLPack((4,)), FakeDLPack((5,), dtype="int32"))
+    with pytest.raises(ValueError, match=r"b has shape \(5,\) but a has shape \(4,\)"):
+        scanlab.linear_recurrence(FakeDLPack((4,)), FakeDLPack((5,)))
+    with pytest.raises(ValueError, match=r"x0 has shape \(3,\); for a of shape \(2, 4\)"):
+        scanlab.linear_recurrence(FakeDLPack((2, 4)), FakeDLPack((2, 4)), FakeDLPack((3,)))
+    with pytest.raises(ValueError, match=r"grad_x has shape \(4, 2\) but a has shape \(2, 4\)"):
+        scanlab.linear_recurrence_backward(FakeDLPack((2, 4)), FakeDLPack((2, 4)), FakeDLPack((4, 2)))
+    with pytest.raises(TypeError, match=r"x0 must be None or an array"):
+        scanlab.linear_recurrence_backward(FakeDLPack((4,)), FakeDLPack((4,)), FakeDLPack((4,)), 1.5)
+
+
+def test_devices_must_match():
+    with pytest.raises(ValueError, match=r"b is on CUDA device 1 but a is on CUDA device 0"):
+        scanlab.linear_recurrence(FakeDLPack((4,), device=(2, 0)), FakeDLPack((4,), device=(2, 1)))
+
+
+# ---- other arguments ----
+
+def test_op_is_checked():
+    with pytest.raises(ValueError, match=r"scanlab\.reduce: op must be one of 'sum', 'prod', 'min', 'max'; got 'mean'"):
+        scanlab.reduce(FakeDLPack((4,)), "mean")
+    with pytest.raises(TypeError, match=r"op must be a string"):
+        scanlab.inclusive_scan(FakeDLPack((4,)), 3)
+
+
+def test_min_max_of_empty_is_a_value_error():
+    with pytest.raises(ValueError, match=r"min of an empty array"):
+        scanlab.reduce(FakeDLPack((0,)), "min")
+
+
+def test_exclusive_scan_init_is_checked():
+    with pytest.raises(ValueError, match=r"init=1.5 is not an integer, but the scan accumulates in int64"):
+        scanlab.exclusive_scan(FakeDLPack((4,), dtype="int32"), init=1.5)
+    with pytest.raises(ValueError, match=r"does not fit the scan's accumulator type int32"):
+        scanlab.exclusive_scan(FakeDLPack((4,), dtype="int32"), "max", init=2**40)
+    with pytest.raises(ValueError, match=r"does not fit .* uint64"):
+        scanlab.exclusive_scan(FakeDLPack((4,), dtype="uint32"), init=-1)
+    with pytest.raises(TypeError, match=r"init must be a Python int or float; got str"):
+        scanlab.exclusive_scan(FakeDLPack((4,)), init="0")
+
+
+def test_sort_bit_range_is_checked():
+    with pytest.raises(ValueError, match=r"need 0 <= begin_bit <= end_bit <= 32 for float32 keys; got 0, 40"):
+        scanlab.sort(FakeDLPack((4,)), end_bit=40)
+    with pytest.raises(ValueError, match=r"got 9, 8"):
+        scanlab.argsort(FakeDLPack((4,), dtype="int64"), begin_bit=9, end_bit=8)
+    with pytest.raises(TypeError, match=r"descending must be True or False"):
+        scanlab.sort(FakeDLPack((4,)), descending="yes")
+    with pytest.raises(TypeError, match=r"begin_bit must be an integer"):
+        scanlab.sort(FakeDLPack((4,)), begin_bit=1.0)
+
+
+def test_stream_argument_is_checked():
+    with pytest.raises(TypeError, match=r"stream: expected an integer cudaStream_t"):
+        scanlab.cumsum(FakeDLPack((4,)), stream="default")
+    with pytest.raises(ValueError, match=r"stream: a cudaStream_t handle is not negative"):
+        scanlab.cumsum(FakeDLPack((4,)), stream=-5)
+
+
+def test_stream_is_passed_to_dlpack():
+    x = FakeDLPack((4,), strides=(2,))  # refused after the import
+    with pytest.raises(ValueError, match="not contiguous"):
+        scanlab.cumsum(x)
+    with pytest.raises(ValueError, match="not contiguous"):
+        scanlab.cumsum(x, stream=1234)
+    assert x.streams == [1, 1234]  # the legacy default stream is 1 in DLPack, never 0
+
+
+# ---- DLPack ownership ----
+
+def test_dlpack_deleter_runs_once_after_an_argument_error():
+    x = FakeDLPack((4,), strides=(2,))
+    with pytest.raises(ValueError):
+        scanlab.cumsum(x)
+    gc.collect()
+    assert x.deleted == 1
+
+
+def test_dlpack_import_of_numpy_capsule():
+    a = np.arange(12, dtype=np.int64).reshape(3, 4)[:, ::2]
+    t = scanlab._scanlab.dlpack_import(a.__dlpack__())
+    assert t.shape == (3, 2) and t.strides == (4, 2)
+    assert (t.dtype_code, t.dtype_bits, t.dtype_lanes) == (0, 64, 1)
+    assert t.device_type == 1 and t.data == a.__array_interface__["data"][0]
+    t.release()
+    with pytest.raises(ValueError, match="released"):
+        t.shape
+
+
+def test_dlpack_import_refuses_a_used_capsule():
+    cap = np.arange(3).__dlpack__()
+    scanlab._scanlab.dlpack_import(cap)
+    with pytest.raises(TypeError, match="unused DLPack capsule"):
+        scanlab._scanlab.dlpack_import(cap)
+    with pytest.raises(TypeError):
+        scanlab._scanlab.dlpack_import(object())
+
+
+def test_empty_device_array_exports_both_protocols():
+    buf = scanlab._scanlab.DeviceBuffer(0, 0)  # no allocation for 0 bytes: no CUDA call
+    a = scanlab.DeviceArray(buf, (0,), "float32", 0)
+    assert a.__dlpack_device__() == (2, 0)
+    cai = a.__cuda_array_interface__
+    assert cai["typestr"] == "<f4" and cai["shape"] == (0,) and cai["stream"] == 1 and cai["version"] == 3
+    for max_version in (None, (1, 0)):
+        t = scanlab._scanlab.dlpack_import(a.__dlpack__(max_version=max_version))
+        assert t.shape == (0,) and t.device_type == 2 and (t.dtype_code, t.dtype_bits) == (2, 32)
+        assert t.strides == (1,) and t.data == 0
+    b = scanlab.DeviceArray(buf, (2, 0, 3), "int64", 0)
+    t = scanlab._scanlab.dlpack_import(b.__dlpack__())
+    assert t.shape == (2, 0, 3) and t.strides == (3, 3, 1) and (t.dtype_code, t.dtype_bits) == (0, 64)
+    s = scanlab._scanlab.dlpack_import(scanlab.DeviceArray(buf, (), "uint32", 0).__dlpack__())
+    assert s.shape == () and s.strides == ()
+    a.__dlpack__()  # a capsule nobody takes is freed with its tensor
+    gc.collect()
+    with pytest.raises(BufferError):
+        a.__dlpack__(dl_device=(1, 0))
+    with pytest.raises(BufferError):
+        a.__dlpack__(copy=True)
+
+
+# ---- without a GPU, valid calls fail cleanly ----
+
+@needs_no_gpu
+@pytest.mark.parametrize("call", [
+    lambda: scanlab.reduce(FakeDLPack((1000,))),
+    lambda: scanlab.cumsum(FakeDLPack((10,), dtype="int32")),
+    lambda: scanlab.sort(FakeCAI((10,), typestr="<u4")),
+    lambda: scanlab.linear_recurrence(FakeDLPack((2, 8)), FakeDLPack((2, 8)), 0.5),
+])
+def test_without_gpu_a_valid_call_raises_runtime_error(call):
+    with pytest.raises(RuntimeError, match=r"scanlab\.\w+: CUDA error cuda\w+: "):
+        call()
