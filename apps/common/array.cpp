@@ -41,8 +41,8 @@ std::string dtype_list(std::string_view separator, std::string_view (*label)(dty
 std::string dtype_choices() { return dtype_list(", ", name); }
 
 host_array::host_array(dtype type, std::vector<std::int64_t> shape) : type_(type), shape_(std::move(shape)) {
-  if (shape_.empty() || shape_.size() > 2) {
-    throw std::invalid_argument("host_array: only 1-D and 2-D shapes are supported");
+  if (shape_.empty() || shape_.size() > max_dims) {
+    throw std::invalid_argument("host_array: only 1-D to 3-D shapes are supported");
   }
   std::int64_t size = 1;
   for (std::int64_t extent : shape_) {

@@ -114,7 +114,11 @@ decltype(auto) visit(dtype t, F&& f) {
   throw std::logic_error("bad dtype");
 }
 
-// A dense, C-ordered host array of one dtype with a 1-D or 2-D shape.
+// The most dimensions an array of the apps has: 3 ([batch, length, channels], scanlab-linrec's
+// --layout btc); the other apps take any of these shapes as its elements in C order.
+inline constexpr std::size_t max_dims = 3;
+
+// A dense, C-ordered host array of one dtype with a 1-D to 3-D shape.
 // Storage is not zero-initialised: readers and generators overwrite it.
 class host_array {
  public:

@@ -388,9 +388,9 @@ npy_header parse_npy_header(const std::filesystem::path& path, std::string_view 
   for (std::int64_t extent : header.shape) {
     if (extent < 0) throw io_error(path, "shape " + shape_text(header.shape) + " has a negative extent");
   }
-  if (header.shape.size() > 2) {
+  if (header.shape.size() > max_dims) {
     throw io_error(path, std::to_string(header.shape.size()) + "-D shape " + shape_text(header.shape) +
-                             " is not supported (only 1-D and 2-D)");
+                             " is not supported (only 1-D to 3-D)");
   }
   const std::string shape_as_written = shape_text(header.shape);
   if (header.shape.empty()) header.shape = {1};  // a 0-d scalar reads as one element
@@ -412,9 +412,9 @@ std::string read_head(input_file& file) {
 
 // Checks a shape to be written; returns its data bytes.
 std::uint64_t checked_data_bytes(const std::filesystem::path& path, dtype type, const std::vector<std::int64_t>& shape) {
-  if (shape.empty() || shape.size() > 2) {
+  if (shape.empty() || shape.size() > max_dims) {
     throw io_error(path, "cannot write a " + std::to_string(shape.size()) + "-D shape " + shape_text(shape) +
-                             " (only 1-D and 2-D)");
+                             " (only 1-D to 3-D)");
   }
   const std::optional<std::uint64_t> bytes = bytes_needed(shape, size_of(type));
   if (!bytes) throw io_error(path, "cannot write shape " + shape_text(shape) + ": negative or too large");
@@ -424,7 +424,7 @@ std::uint64_t checked_data_bytes(const std::filesystem::path& path, dtype type, 
 }  // namespace
 
 std::string make_npy_header(dtype type, const std::vector<std::int64_t>& shape) {
-  if (shape.empty() || shape.size() > 2) throw std::invalid_argument("make_npy_header: only 1-D and 2-D shapes");
+  if (shape.empty() || shape.size() > max_dims) throw std::invalid_argument("make_npy_header: only 1-D to 3-D shapes");
   for (std::int64_t extent : shape) {
     if (extent < 0) throw std::invalid_argument("make_npy_header: negative extent");
   }

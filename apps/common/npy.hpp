@@ -1,9 +1,9 @@
 // NumPy .npy files: reading (format versions 1.0, 2.0 and 3.0) and writing (1.0, or 2.0 when
-// the header does not fit), for the dtypes of common/array.hpp in 1-D and 2-D shapes.
+// the header does not fit), for the dtypes of common/array.hpp in 1-D to 3-D shapes.
 //
 // What is read: little-endian ('<'), native ('=', this is a little-endian host) or
 // order-free ('|', and any order for 1-byte types) descr strings of kind u, i or f and the
-// sizes in array.hpp; C order only; shapes of 1 or 2 dimensions. A 0-d shape `()` is read
+// sizes in array.hpp; C order only; shapes of 1 to 3 dimensions (array.hpp's max_dims). A 0-d shape `()` is read
 // as a 1-D array of one element. Header keys besides descr, fortran_order and shape are
 // ignored; headers longer than 10000 bytes are refused (NumPy's own default limit).
 // The data must be exactly what the shape needs: short files and trailing bytes are errors.

@@ -163,10 +163,12 @@ TYPED_TEST(npy_round_trip, shapes_including_empty_and_large) {
   const dtype type = dtype_of<TypeParam>();
   const std::vector<std::vector<std::int64_t>> shapes = {{0},     {1},    {7},    {63},    {64},     {65},
                                                          {3, 4},  {1, 1}, {0, 5}, {3, 0},  {17, 33}, {1000000},
-                                                         {1000, 1000}};
+                                                         {1000, 1000}, {2, 3, 5}, {4, 0, 3}, {1, 1, 1}};
   for (const auto& shape : shapes) {
-    SCOPED_TRACE(::testing::Message() << "shape size " << shape.size() << ": " << shape[0]
-                                      << (shape.size() > 1 ? "x" + std::to_string(shape[1]) : ""));
+    ::testing::Message trace;
+    trace << "shape";
+    for (const std::int64_t extent : shape) trace << " " << extent;
+    SCOPED_TRACE(trace);
     const host_array written = random_array(type, shape, seed + shape[0]);
     const fs::path path = this->file("a.npy");
     write_npy(path, written);
@@ -247,7 +249,9 @@ TEST_F(npy_format, header_always_padded_to_64) {
     }
   }
   EXPECT_THROW(make_npy_header(dtype::f32, {}), std::invalid_argument);
-  EXPECT_THROW(make_npy_header(dtype::f32, {1, 2, 3}), std::invalid_argument);
+  EXPECT_THROW(make_npy_header(dtype::f32, {1, 2, 3, 4}), std::invalid_argument);
+  // np.zeros((2, 3, 4), dtype='<f4'): 3-D, the most the apps take ([batch, length, channels])
+  EXPECT_NE(make_npy_header(dtype::f32, {2, 3, 4}).find("'shape': (2, 3, 4), }"), std::string::npos);
 }
 
 // ---- Reading files written by hand ----
@@ -383,8 +387,8 @@ TEST_F(npy_read, malformed_files) {
        {"big-endian dtype '>i4'"}},
       {"fortran order", with_dict("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2)}\n"),
        {"fortran_order True"}},
-      {"3-D", with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4)}\n"),
-       {"3-D shape (2, 3, 4)", "only 1-D and 2-D"}},
+      {"4-D", with_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, 4, 1)}\n"),
+       {"4-D shape (2, 3, 4, 1)", "only 1-D to 3-D"}},
       {"huge shape", with_dict("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 8)}\n"),
        {"too large"}},
       {"short data", with_dict(f4_dict, std::string(15, '\0')), {"truncated data", "needs 16 bytes, file has 15"}},
@@ -532,7 +536,7 @@ TEST_F(npy_writer_test, moved_writer_still_commits) {
 TEST_F(npy_writer_test, bad_directory_or_shape) {
   expect_io_error([&] { npy_writer w(file("missing/out.npy"), dtype::f32, {1}); },
                   {"missing/out.npy", "does not exist"});
-  expect_io_error([&] { npy_writer w(file("cube.npy"), dtype::f32, {2, 2, 2}); }, {"cube.npy", "3-D"});
+  expect_io_error([&] { npy_writer w(file("tesseract.npy"), dtype::f32, {2, 2, 2, 2}); }, {"tesseract.npy", "4-D"});
   expect_io_error([&] { npy_writer w(file("neg.npy"), dtype::f32, {-1}); }, {"neg.npy", "negative"});
   EXPECT_TRUE(listing().empty());
   expect_io_error([&] { write_npy(file("missing/out.npy"), array_of<float>({1})); },
