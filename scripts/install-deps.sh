@@ -29,6 +29,7 @@ packages=(
   libspdlog-dev libfmt-dev              # logging (used header-only)
   libcli11-dev nlohmann-json3-dev       # command lines, JSON reports
   python3-numpy python3-matplotlib      # data scripts and benchmark plots
+  python3-dev python3-venv              # the Python package (python/scripts/test.sh)
 )
 
 missing=()
