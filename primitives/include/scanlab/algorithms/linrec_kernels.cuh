@@ -1862,9 +1862,11 @@ template <class Policy, class SegmentSource, class Params, class T>
                                      segment_maps<SegmentSource, V>(params.segment_a, params.segment_b),
                                      solve ? states : nullptr, final_v, params.batch, params.segments, x0s_v, widen(x0),
                                      stream, options)));
-  if (narrow_final) {
-    SCANLAB_TRY(detail::launch(linrec_narrow_kernel<T>, column_grid(params.batch), column_threads, 0, stream,
-                               static_cast<const V*>(wide_final), d_final, params.batch));
+  if constexpr (widened) {
+    if (narrow_final) {
+      SCANLAB_TRY(detail::launch(linrec_narrow_kernel<T>, column_grid(params.batch), column_threads, 0, stream,
+                                 static_cast<const V*>(wide_final), d_final, params.batch));
+    }
   }
   if (!solve) return cudaSuccess;
   return detail::launch(solve_kernel, grid, column_threads, 0, stream, params);
