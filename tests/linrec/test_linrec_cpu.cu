@@ -480,11 +480,12 @@ TEST(linrec_types, WidenIsExactAndNarrowRoundsToNearestEven) {
   EXPECT_TRUE(std::isnan(ld::widen(ld::narrow<__nv_bfloat16>(std::numeric_limits<float>::quiet_NaN()))));
   // Every 16-bit value widens exactly and narrows back to itself.
   for (unsigned bits = 0; bits < 0x10000u; bits += 7) {
-    const auto b16 = static_cast<std::uint16_t>(bits);
-    __half h;
-    __nv_bfloat16 bf;
-    std::memcpy(&h, &b16, 2);
-    std::memcpy(&bf, &b16, 2);
+    __half_raw raw_h;
+    __nv_bfloat16_raw raw_bf;
+    raw_h.x = static_cast<unsigned short>(bits);
+    raw_bf.x = static_cast<unsigned short>(bits);
+    const __half h = raw_h;
+    const __nv_bfloat16 bf = raw_bf;
     const float fh = ld::widen(h), fb = ld::widen(bf);
     if (std::isnan(fh) || std::isnan(fb)) continue;
     const __half h2 = ld::narrow<__half>(fh);
