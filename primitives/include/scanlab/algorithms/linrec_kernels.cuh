@@ -994,9 +994,12 @@ struct linrec_agent {
     }
     if constexpr (reverse) {  // scan order: last to first (read_own, written so: fewer spills, ptxas sm_90)
 #pragma unroll
-      for (int c = 0; c < items / 2; ++c) {
-        std::swap(a[c], a[items - 1 - c]);
-        std::swap(b[c], b[items - 1 - c]);
+      for (int c = 0; c < items / 2; ++c) {  // (not std::swap: a host function without --expt-relaxed-constexpr)
+        const T ta = a[c], tb = b[c];
+        a[c] = a[items - 1 - c];
+        b[c] = b[items - 1 - c];
+        a[items - 1 - c] = ta;
+        b[items - 1 - c] = tb;
       }
     }
     const bool full = is_full(tile);
