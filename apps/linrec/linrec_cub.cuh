@@ -15,6 +15,10 @@
 // the maps (a[i+1], dL/dx[i]) with the gradients' epilogue in the output iterator (a
 // tabulate output iterator: dL/db = g, dL/da = g x[i-1], dL/dx0 = a[0] g[0]): the same
 // 5 arrays moved as scanlab's fused pass.
+//
+// Element types: the maps are built in the state type (linrec_state_t: float for __half and
+// __nv_bfloat16, widened on load) and each result is rounded to the stored type where it is
+// written, as scanlab does; complex gradients take scanlab's (PyTorch's) conjugates.
 #pragma once
 
 #include <scanlab/algorithms/linrec.cuh>
@@ -40,9 +44,9 @@ struct problem {
   form kind = form::ab;
   const T* p = nullptr;  // a, lambda or the signal
   const T* q = nullptr;  // b or u
-  T alpha = 0;
+  T alpha{};
   const T* x0s = nullptr;  // per sequence, or nullptr: x0
-  T x0 = 0;
+  T x0{};
   std::int64_t batch = 1;
   std::int64_t length = 0;
   bool interleaved = false;
@@ -73,24 +77,29 @@ inline __host__ __device__ std::int64_t element(std::int64_t k, std::int64_t t, 
   return interleaved ? row * batch + k : k * length + row;
 }
 
+using linrec_detail::conj_of;
+using linrec_detail::narrow;
+using linrec_detail::widen;
+
 template <class T>
 struct map_at {
+  using V = linrec_state_t<T>;
   problem<T> pr;
   sequence_index seq;
-  __device__ affine_map<T> operator()(std::int64_t i) const {
+  __device__ affine_map<V> operator()(std::int64_t i) const {
     std::int64_t k = 0, t = i;
     if (pr.batch > 1) seq.split(i, k, t);
     const std::int64_t e = pr.reverse ? element(k, t, pr.batch, pr.length, pr.interleaved, true)
                                       : (pr.interleaved ? t * pr.batch + k : i);
-    affine_map<T> m;
+    affine_map<V> m;
     switch (pr.kind) {
-      case form::ab: m = {pr.p[e], pr.q[e]}; break;
-      case form::lambda: m = {T(1) - pr.p[e], pr.p[e] * pr.q[e]}; break;
-      default: m = {T(1) - pr.alpha, pr.alpha * pr.p[e]}; break;
+      case form::ab: m = {widen(pr.p[e]), widen(pr.q[e])}; break;
+      case form::lambda: m = {V(1) - widen(pr.p[e]), widen(pr.p[e]) * widen(pr.q[e])}; break;
+      default: m = {V(1) - widen(pr.alpha), widen(pr.alpha) * widen(pr.p[e])}; break;
     }
     if (t == 0) {
-      m.b = apply(m, pr.x0s != nullptr ? pr.x0s[k] : pr.x0);
-      m.a = T(0);
+      m.b = apply(m, widen(pr.x0s != nullptr ? pr.x0s[k] : pr.x0));
+      m.a = V(0);
     }
     return m;
   }
@@ -112,7 +121,7 @@ struct element_of {  // sequence order -> storage order
 
 template <class T>
 struct take_b {
-  __host__ __device__ T operator()(const affine_map<T>& m) const { return m.b; }
+  __host__ __device__ T operator()(const affine_map<linrec_state_t<T>>& m) const { return narrow<T>(m.b); }
 };
 
 inline sequence_index make_index(std::int64_t length) {
@@ -150,7 +159,7 @@ struct gradient_problem {
   T* grad_b = nullptr;
   T* grad_x0 = nullptr;       // per sequence, or nullptr
   const T* x0s = nullptr;     // the forward's initial states, or nullptr: x0
-  T x0 = 0;
+  T x0{};
   std::int64_t batch = 1;
   std::int64_t length = 0;
   bool interleaved = false;
@@ -162,12 +171,13 @@ template <class T>
 struct gradient_map_at {
   gradient_problem<T> pr;
   sequence_index seq;
-  __device__ affine_map<T> operator()(std::int64_t i) const {
+  using V = linrec_state_t<T>;
+  __device__ affine_map<V> operator()(std::int64_t i) const {
     std::int64_t k = 0, t = i;
     if (pr.batch > 1) seq.split(i, k, t);
     const std::int64_t e = element(k, t, pr.batch, pr.length, pr.interleaved, true);
-    const T a_next = t == 0 ? T(0) : pr.a[element(k, t - 1, pr.batch, pr.length, pr.interleaved, true)];
-    return {a_next, pr.grad_x[e]};
+    const V a_next = t == 0 ? V(0) : widen(pr.a[element(k, t - 1, pr.batch, pr.length, pr.interleaved, true)]);
+    return {conj_of(a_next), widen(pr.grad_x[e])};
   }
 };
 
@@ -176,19 +186,20 @@ template <class T>
 struct gradient_write {
   gradient_problem<T> pr;
   sequence_index seq;
-  __device__ void operator()(std::ptrdiff_t i, const affine_map<T>& m) const {
+  using V = linrec_state_t<T>;
+  __device__ void operator()(std::ptrdiff_t i, const affine_map<V>& m) const {
     std::int64_t k = 0, t = static_cast<std::int64_t>(i);
     if (pr.batch > 1) seq.split(static_cast<std::int64_t>(i), k, t);
     const std::int64_t e = element(k, t, pr.batch, pr.length, pr.interleaved, true);
-    const T g = m.b;
-    pr.grad_b[e] = g;
+    const V g = m.b;
+    pr.grad_b[e] = narrow<T>(g);
     const bool first = t == pr.length - 1;  // the sequence's first element
-    const T previous = first ? (pr.x0s != nullptr ? pr.x0s[k] : pr.x0)
-                             : pr.x[element(k, t + 1, pr.batch, pr.length, pr.interleaved, true)];
-    pr.grad_a[e] = g * previous;
+    const V previous = widen(first ? (pr.x0s != nullptr ? pr.x0s[k] : pr.x0)
+                                   : pr.x[element(k, t + 1, pr.batch, pr.length, pr.interleaved, true)]);
+    pr.grad_a[e] = narrow<T>(g * conj_of(previous));
     if (first && pr.grad_x0 != nullptr) {
-      const T a0 = pr.a[e];
-      pr.grad_x0[k] = a0 == T(0) ? T(0) : a0 * g;
+      const V a0 = widen(pr.a[e]);
+      pr.grad_x0[k] = narrow<T>(a0 == V(0) ? V(0) : conj_of(a0) * g);
     }
   }
 };

@@ -20,18 +20,90 @@
 // g_i = dL/dx_i + a_{i+1} g_{i+1} is a reverse recurrence (bound as above), and
 // dL/da_i = g_i x_{i-1}, dL/dx0 = a_0 g_0 are one product more: |m| times g's bound plus
 // one rounding, m the given x_{i-1} (or x0) or a_0.
+//
+// Element types (element_traits): float and double as above (eps of the type). The 16-bit
+// storage types (__half, __nv_bfloat16) are computed in float: the bound is float's plus the
+// one rounding of each result to the stored type, u_s S_i (u_s = 2^-11 for float16, 2^-8 for
+// bfloat16: half an ulp relative), plus half its smallest subnormal. The inputs are the
+// stored values, exact here: the reference solves what the GPU read. Complex
+// (scanlab::complex<R>): the same walk in complex long double with |.| the modulus; a
+// complex product or FMA errs by up to about 2 eps of its size (normwise), so the relative
+// part of the bound is doubled. The backward pass of complex recurrences is PyTorch's
+// convention: g_i = dL/dx_i + conj(a_{i+1}) g_{i+1}, dL/da_i = g_i conj(x_{i-1}),
+// dL/dx0 = conj(a_0) g_0.
 #pragma once
 
 #include "linrec/linrec_layout.hpp"
 
+#include <scanlab/complex.hpp>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 namespace scanlab::linrec_ref {
+
+// How the reference reads an element type T and what the bound charges for it.
+template <class T>
+struct element_traits {  // float, double
+  using value = long double;
+  using state_type = T;  // the type the GPU computes in
+  static value to_value(T v) { return static_cast<long double>(v); }
+  static T from_value(value v) { return static_cast<T>(v); }
+  static constexpr long double storage_unit = 0;     // relative rounding of a stored result beyond the state's
+  static constexpr long double storage_denorm = 0;   // the stored type's smallest subnormal (if it is not the state's)
+  static constexpr long double arithmetic = 1;       // roundings per real operation, relative to a real type's
+};
+template <>
+struct element_traits<__half> {
+  using value = long double;
+  using state_type = float;
+  static value to_value(__half v) { return static_cast<long double>(__half2float(v)); }
+  static __half from_value(value v) { return __float2half_rn(static_cast<float>(v)); }
+  static constexpr long double storage_unit = 1.0L / 2048;                    // 2^-11
+  static constexpr long double storage_denorm = 1.0L / 16777216;              // 2^-24
+  static constexpr long double arithmetic = 1;
+};
+template <>
+struct element_traits<__nv_bfloat16> {
+  using value = long double;
+  using state_type = float;
+  static value to_value(__nv_bfloat16 v) { return static_cast<long double>(__bfloat162float(v)); }
+  static __nv_bfloat16 from_value(value v) { return __float2bfloat16_rn(static_cast<float>(v)); }
+  static constexpr long double storage_unit = 1.0L / 256;                     // 2^-8
+  static constexpr long double storage_denorm = 9.18354961579912115600575419705e-41L;  // 2^-133
+  static constexpr long double arithmetic = 1;
+};
+template <class R>
+struct element_traits<complex<R>> {
+  using value = std::complex<long double>;
+  using state_type = R;  // eps and the subnormals of the parts
+  static value to_value(complex<R> v) { return {static_cast<long double>(v.re), static_cast<long double>(v.im)}; }
+  static complex<R> from_value(value v) { return {static_cast<R>(v.real()), static_cast<R>(v.imag())}; }
+  static constexpr long double storage_unit = 0;
+  static constexpr long double storage_denorm = 0;
+  static constexpr long double arithmetic = 2;
+};
+
+template <class T>
+using value_t = typename element_traits<T>::value;
+
+inline bool finite_value(long double v) { return std::isfinite(v); }
+inline bool finite_value(const std::complex<long double>& v) {
+  return std::isfinite(v.real()) && std::isfinite(v.imag());
+}
+inline bool nan_value(long double v) { return std::isnan(v); }
+inline bool nan_value(const std::complex<long double>& v) { return std::isnan(v.real()) || std::isnan(v.imag()); }
+inline long double conj_value(long double v) { return v; }
+inline std::complex<long double> conj_value(const std::complex<long double>& v) { return std::conj(v); }
 
 enum class form { ab, lambda, ema };
 
@@ -44,25 +116,26 @@ struct operands {
   long double alpha = 0;
 };
 
-// The map of element i, exactly (in long double).
-template <class T>
-inline void map_at(const operands<T>& ops, std::int64_t i, long double& a, long double& b) {
+// The map of element i, exactly (in long double; complex long double for complex T).
+template <class T, class V = value_t<T>>
+inline void map_at(const operands<T>& ops, std::int64_t i, V& a, V& b) {
+  using traits = element_traits<T>;
   const auto index = static_cast<std::size_t>(i);
-  const long double one = 1;
+  const V one = 1;
   a = 0;
   b = 0;
   switch (ops.kind) {
     case form::ab:
-      a = ops.p[index];
-      b = ops.q[index];
+      a = traits::to_value(ops.p[index]);
+      b = traits::to_value(ops.q[index]);
       return;
     case form::lambda:
-      a = one - static_cast<long double>(ops.p[index]);
-      b = static_cast<long double>(ops.p[index]) * static_cast<long double>(ops.q[index]);
+      a = one - traits::to_value(ops.p[index]);
+      b = traits::to_value(ops.p[index]) * traits::to_value(ops.q[index]);
       return;
     case form::ema:
-      a = one - ops.alpha;
-      b = ops.alpha * static_cast<long double>(ops.p[index]);
+      a = one - V(ops.alpha);
+      b = V(ops.alpha) * traits::to_value(ops.p[index]);
       return;
   }
 }
@@ -70,32 +143,35 @@ inline void map_at(const operands<T>& ops, std::int64_t i, long double& a, long 
 // One step of the reference: state, scale S, weighted length L, and the reach R = the sum
 // over the terms of |P_{j,i}| (how strongly absolute errors made at earlier steps still
 // count at i: R_i = |a_i| R_{i-1} + 1; at most 1 / (1 - rho) for |a| <= rho < 1).
-struct state {
-  long double x = 0;
+// (V: long double, or std::complex<long double> with |.| the modulus.)
+template <class V>
+struct basic_state {
+  V x = 0;
   long double scale = 0;
   long double length = 0;
   long double reach = 0;
-  void start(long double x0) {
+  void start(V x0) {
     x = x0;
-    scale = std::fabs(x0);
+    scale = std::abs(x0);
     length = scale;
     reach = 1;
   }
-  void step(long double a, long double b) {
-    if (a == 0) {
+  void step(V a, V b) {
+    if (a == V(0)) {
       x = b;
-      scale = std::fabs(b);
+      scale = std::abs(b);
       length = scale;
       reach = 1;
       return;
     }
-    const long double abs_a = std::fabs(a);
+    const long double abs_a = std::abs(a);
     x = a * x + b;
-    length = abs_a * (length + scale) + std::fabs(b);
-    scale = abs_a * scale + std::fabs(b);
+    length = abs_a * (length + scale) + std::abs(b);
+    scale = abs_a * scale + std::abs(b);
     reach = abs_a * reach + 1;
   }
 };
+using state = basic_state<long double>;
 
 struct check_result {
   std::int64_t checked = 0;
@@ -108,28 +184,36 @@ struct check_result {
 };
 
 // The error bound of a state (see the top of this file).
-template <class T>
-inline long double bound_of(const state& ref) {
-  const long double eps = std::numeric_limits<T>::epsilon();
+template <class T, class V>
+inline long double bound_of(const basic_state<V>& ref) {
+  using traits = element_traits<T>;
+  using S = typename traits::state_type;
+  const long double eps = std::numeric_limits<S>::epsilon() * traits::arithmetic;
   // Relative rounding (eps per rounding, see primitives/docs/linrec.md) plus the underflow
   // floor: a rounding whose result is subnormal errs by up to denorm_min / 2 in absolute
   // terms, and those errors are carried forward like terms, attenuated by |a|; with 3
   // roundings per step and 64 of tree depth, as in the relative part. (A fixed floor of a
   // few denorm_min was too small: a plain sequential float loop through a silent stretch of
   // a sound, EMA alpha = 0.01, erred by 12.5 times it.)
-  const long double floor = static_cast<long double>(std::numeric_limits<T>::denorm_min()) / 2 * (3 * ref.reach + 64);
-  return eps * (3 * ref.length + 64 * ref.scale) + floor;
+  const long double floor = static_cast<long double>(std::numeric_limits<S>::denorm_min()) / 2 * (3 * ref.reach + 64);
+  // The 16-bit types: each result rounded once more, to the stored type.
+  const long double stored = traits::storage_unit * ref.scale + traits::storage_denorm / 2;
+  return eps * (3 * ref.length + 64 * ref.scale) + floor + stored;
 }
 
 // Compares one computed value with a reference value of the given scale (the relative
 // error's denominator) and error bound.
-template <class T>
-inline void compare_value(check_result& r, long double expected, long double scale, long double bound, T computed,
+// (Complex: any non-finite value matches any other; their NaN and Inf parts depend on the
+// product formula.)
+template <class T, class V = value_t<T>>
+inline void compare_value(check_result& r, V expected, long double scale, long double bound, T computed,
                           std::int64_t flat_index) {
   ++r.checked;
-  const long double got = computed;
-  if (!std::isfinite(expected) || !std::isfinite(got)) {
-    const bool same = (std::isnan(expected) && std::isnan(got)) || (!std::isnan(expected) && expected == got);
+  const V got = element_traits<T>::to_value(computed);
+  if (!finite_value(expected) || !finite_value(got)) {
+    const bool same = std::is_same_v<V, long double>
+                          ? ((nan_value(expected) && nan_value(got)) || (!nan_value(expected) && expected == got))
+                          : (!finite_value(expected) && !finite_value(got));
     if (!same) {
       if (r.special_mismatches == 0) r.first_special_mismatch = flat_index;
       ++r.special_mismatches;
@@ -137,7 +221,7 @@ inline void compare_value(check_result& r, long double expected, long double sca
     return;
   }
   if (!std::isfinite(scale) || !std::isfinite(bound)) return;  // no finite bound to check against
-  const long double error = std::fabs(got - expected);
+  const long double error = std::abs(got - expected);
   const double ratio = static_cast<double>(error / bound);
   if (r.worst_index < 0 || ratio > r.max_bound_ratio) {
     r.max_bound_ratio = ratio;
@@ -152,8 +236,8 @@ inline void compare_value(check_result& r, long double expected, long double sca
 }
 
 // Compares one computed value with the reference state.
-template <class T>
-inline void compare(check_result& r, const state& ref, T computed, std::int64_t flat_index) {
+template <class T, class V>
+inline void compare(check_result& r, const basic_state<V>& ref, T computed, std::int64_t flat_index) {
   if (!std::isfinite(ref.scale) || !std::isfinite(ref.length)) {  // only the special values are compared
     compare_value<T>(r, ref.x, ref.scale, std::numeric_limits<long double>::infinity(), computed, flat_index);
     return;
@@ -162,15 +246,20 @@ inline void compare(check_result& r, const state& ref, T computed, std::int64_t 
 }
 
 // m times the reference state (one product more: m's bound plus one rounding).
-template <class T>
-inline void compare_product(check_result& r, const state& ref, long double m, T computed, std::int64_t flat_index) {
-  const long double eps = std::numeric_limits<T>::epsilon();
-  const long double abs_m = std::fabs(m);
-  const long double expected = ref.x * m;
+template <class T, class V>
+inline void compare_product(check_result& r, const basic_state<V>& ref, V m, T computed, std::int64_t flat_index) {
+  using traits = element_traits<T>;
+  using S = typename traits::state_type;
+  const long double eps = std::numeric_limits<S>::epsilon() * traits::arithmetic;
+  const long double abs_m = std::abs(m);
+  const V expected = ref.x * m;
   const long double scale = ref.scale * abs_m;
   const bool finite = std::isfinite(ref.scale) && std::isfinite(ref.length) && std::isfinite(scale);
+  // (bound_of's stored part, u_s S + denorm_s / 2, times |m|; the product's own rounding to
+  // the stored type: u_s |m| S and denorm_s / 2 again)
   const long double bound = finite ? abs_m * bound_of<T>(ref) + eps * scale +
-                                         static_cast<long double>(std::numeric_limits<T>::denorm_min()) / 2
+                                         static_cast<long double>(std::numeric_limits<S>::denorm_min()) / 2 +
+                                         traits::storage_unit * scale + traits::storage_denorm / 2
                                    : std::numeric_limits<long double>::infinity();
   compare_value<T>(r, expected, scale, bound, computed, flat_index);
 }
@@ -183,14 +272,16 @@ check_result check_layout(const operands<T>& ops, const sequence_layout& layout,
                           std::span<const T> x, bool final_only, bool reverse = false) {
   const std::int64_t expected = final_only ? layout.sequences : layout.elements();
   if (static_cast<std::int64_t>(x.size()) != expected) throw std::logic_error("linrec check: wrong result size");
+  using traits = element_traits<T>;
+  using V = value_t<T>;
   check_result r;
   for (std::int64_t k = 0; k < layout.sequences; ++k) {
-    state s;
-    s.start(x0s.empty() ? static_cast<long double>(x0) : static_cast<long double>(x0s[static_cast<std::size_t>(k)]));
+    basic_state<V> s;
+    s.start(x0s.empty() ? traits::to_value(x0) : traits::to_value(x0s[static_cast<std::size_t>(k)]));
     const std::int64_t length = layout.length_of(k);
     for (std::int64_t step = 0; step < length; ++step) {
       const std::int64_t e = layout.at(k, reverse ? length - 1 - step : step);
-      long double a, b;
+      V a, b;
       map_at(ops, e, a, b);
       s.step(a, b);
       if (!final_only) compare(r, s, x[static_cast<std::size_t>(e)], e);
@@ -206,8 +297,11 @@ check_result check_layout(const operands<T>& ops, const sequence_layout& layout,
 template <class T>
 check_result check(const operands<T>& ops, std::int64_t batch, std::int64_t length, bool interleaved,
                    std::span<const T> x0s, T x0, std::span<const T> x, bool final_only, bool reverse = false) {
-  const auto initial = [&](std::int64_t k) -> long double {
-    return x0s.empty() ? static_cast<long double>(x0) : static_cast<long double>(x0s[static_cast<std::size_t>(k)]);
+  using traits = element_traits<T>;
+  using V = value_t<T>;
+  using walk = basic_state<V>;
+  const auto initial = [&](std::int64_t k) -> V {
+    return x0s.empty() ? traits::to_value(x0) : traits::to_value(x0s[static_cast<std::size_t>(k)]);
   };
   const std::int64_t expected = final_only ? batch : batch * length;
   if (static_cast<std::int64_t>(x.size()) != expected) throw std::logic_error("linrec check: wrong result size");
@@ -217,13 +311,13 @@ check_result check(const operands<T>& ops, std::int64_t batch, std::int64_t leng
                         x0s, x0, x, final_only, reverse);
   }
   // Interleaved: row after row, every sequence's state kept (the storage order).
-  std::vector<state> states(static_cast<std::size_t>(batch));
+  std::vector<walk> states(static_cast<std::size_t>(batch));
   for (std::int64_t k = 0; k < batch; ++k) states[static_cast<std::size_t>(k)].start(initial(k));
   for (std::int64_t t = 0; t < length; ++t) {
     for (std::int64_t k = 0; k < batch; ++k) {
-      long double a, b;
+      V a, b;
       map_at(ops, t * batch + k, a, b);
-      state& s = states[static_cast<std::size_t>(k)];
+      walk& s = states[static_cast<std::size_t>(k)];
       s.step(a, b);
       if (!final_only) compare(r, s, x[static_cast<std::size_t>(t * batch + k)], t * batch + k);
     }
@@ -258,31 +352,33 @@ gradient_check_result check_gradients(std::span<const T> a, std::span<const T> x
       (!grad_x0.empty() && !size_is(grad_x0.size(), batch))) {
     throw std::logic_error("linrec check_gradients: wrong array size");
   }
+  using traits = element_traits<T>;
+  using V = value_t<T>;
+  const auto value = [](T v) { return traits::to_value(v); };
   gradient_check_result r;
   for (std::int64_t k = 0; k < batch; ++k) {
     const std::int64_t length = layout.length_of(k);
     const auto at = [&](std::int64_t t) { return layout.at(k, t); };
-    state g;
-    g.start(0);
+    basic_state<V> g;
+    g.start(V(0));
     for (std::int64_t t = length - 1; t >= 0; --t) {
       const std::int64_t e = at(t);
-      const long double a_next = t + 1 < length ? static_cast<long double>(a[static_cast<std::size_t>(at(t + 1))]) : 0;
-      g.step(a_next, grad_x[static_cast<std::size_t>(e)]);  // a_next == 0 (the last element): a reset
+      const V a_next = t + 1 < length ? conj_value(value(a[static_cast<std::size_t>(at(t + 1))])) : V(0);
+      g.step(a_next, value(grad_x[static_cast<std::size_t>(e)]));  // a_next == 0 (the last element): a reset
       if (!grad_b.empty()) compare(r.b, g, grad_b[static_cast<std::size_t>(e)], e);
       if (!grad_a.empty()) {
-        const long double previous = t > 0 ? static_cast<long double>(x[static_cast<std::size_t>(at(t - 1))])
-                                           : (x0s.empty() ? static_cast<long double>(x0)
-                                                          : static_cast<long double>(x0s[static_cast<std::size_t>(k)]));
-        compare_product(r.a, g, previous, grad_a[static_cast<std::size_t>(e)], e);
+        const V previous = t > 0 ? value(x[static_cast<std::size_t>(at(t - 1))])
+                                 : (x0s.empty() ? value(x0) : value(x0s[static_cast<std::size_t>(k)]));
+        compare_product(r.a, g, conj_value(previous), grad_a[static_cast<std::size_t>(e)], e);
       }
     }
     if (!grad_x0.empty()) {
       const T computed = grad_x0[static_cast<std::size_t>(k)];
-      const long double a0 = length > 0 ? static_cast<long double>(a[static_cast<std::size_t>(at(0))]) : 0;
-      if (a0 == 0) {  // a reset (or an empty sequence): exactly 0
-        compare_value<T>(r.x0, 0, 0, std::numeric_limits<long double>::denorm_min(), computed, k);
+      const V a0 = length > 0 ? value(a[static_cast<std::size_t>(at(0))]) : V(0);
+      if (a0 == V(0)) {  // a reset (or an empty sequence): exactly 0
+        compare_value<T>(r.x0, V(0), 0, std::numeric_limits<long double>::denorm_min(), computed, k);
       } else {
-        compare_product(r.x0, g, a0, computed, k);
+        compare_product(r.x0, g, conj_value(a0), computed, k);
       }
     }
   }

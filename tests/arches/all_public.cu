@@ -25,6 +25,7 @@
 #include <scanlab/arch.cuh>
 #include <scanlab/block/block_reduce.cuh>
 #include <scanlab/block/block_scan.cuh>
+#include <scanlab/complex.hpp>
 #include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/prefetch.cuh>
 #include <scanlab/detail/shuffle.cuh>
@@ -157,6 +158,10 @@ cudaError_t device_wide(void* d_temp, std::size_t& bytes, const T* d_in, T* d_ou
   return s;
 }
 
+template <class T>
+cudaError_t recurrences(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_b, T* d_x, std::int64_t n,
+                        cudaStream_t stream);
+
 // The floating-point algorithms: norms and linear recurrences.
 template <class T>
 cudaError_t floating(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_b, T* d_x, std::int64_t n,
@@ -171,6 +176,19 @@ cudaError_t floating(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_
   keep(scanlab::rms(d_temp, bytes, d_a, d_x, n, stream));
   keep(scanlab::rms_diff(d_temp, bytes, d_a, d_b, d_x, n, stream));
   keep(scanlab::dot(d_temp, bytes, std::span<const T>(d_a, 4), std::span<const T>(d_b, 4), d_x, stream));
+  keep(recurrences(d_temp, bytes, d_a, d_b, d_x, n, stream));
+  return s;
+}
+
+// Linear recurrences over every element type: float, double, the 16-bit storage types
+// (computed in float; bfloat16's conversions have a software path before sm_80) and complex.
+template <class T>
+cudaError_t recurrences(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_b, T* d_x, std::int64_t n,
+                        cudaStream_t stream) {
+  cudaError_t s = cudaSuccess;
+  auto keep = [&s](cudaError_t e) {
+    if (s == cudaSuccess) s = e;
+  };
   keep(scanlab::linear_recurrence(d_temp, bytes, d_a, d_b, d_x, n, T(0), stream));
   keep(scanlab::linear_recurrence_batched(d_temp, bytes, d_a, d_b, d_x, n, n, scanlab::batch_layout::interleaved,
                                           d_a, stream));
@@ -235,6 +253,10 @@ cudaError_t scanlab_compile_arches_all(void* d_temp, std::size_t& bytes, std::in
   keep(arches::device_wide<float>(d_temp, bytes, nullptr, nullptr, nullptr, nullptr, n, stream));
   keep(arches::floating<float>(d_temp, bytes, nullptr, nullptr, nullptr, n, stream));
   keep(arches::floating<double>(d_temp, bytes, nullptr, nullptr, nullptr, n, stream));
+  keep(arches::recurrences<__half>(d_temp, bytes, nullptr, nullptr, nullptr, n, stream));
+  keep(arches::recurrences<__nv_bfloat16>(d_temp, bytes, nullptr, nullptr, nullptr, n, stream));
+  keep(arches::recurrences<scanlab::complex<float>>(d_temp, bytes, nullptr, nullptr, nullptr, n, stream));
+  keep(arches::recurrences<scanlab::complex<double>>(d_temp, bytes, nullptr, nullptr, nullptr, n, stream));
   scanlab::device_code_report report;
   keep(scanlab::check_device_code(0, report));
   const scanlab::distributed::communicator comm;

@@ -19,9 +19,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <map>
 #include <tuple>
 #include <limits>
+#include <numbers>
 #include <random>
 #include <span>
 #include <string>
@@ -34,6 +37,72 @@ namespace cubx = scanlab::linrec_cub;
 
 template <class T>
 using policy = ld::default_linrec_policy<T>;
+
+// ---- the element types (float, double, __half, __nv_bfloat16, complex<float>, complex<double>) ----
+// Host data is drawn in double and rounded to T once: the reference then solves the rounded
+// values, as the GPU does.
+
+template <class T>
+inline constexpr bool complex_type = scanlab::is_complex_v<T>;
+
+// re + i im (im only for the complex types), rounded to T.
+template <class T>
+T make_value(double re, double im = 0) {
+  if constexpr (complex_type<T>) {
+    using R = typename T::value_type;
+    return T(static_cast<R>(re), static_cast<R>(im));
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return __double2half(re);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __double2bfloat16(re);
+  } else {
+    return static_cast<T>(re);
+  }
+}
+// The real part, in double.
+template <class T>
+double to_double(T v) {
+  if constexpr (complex_type<T>) {
+    return static_cast<double>(v.re);
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return static_cast<double>(__half2float(v));
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return static_cast<double>(__bfloat162float(v));
+  } else {
+    return static_cast<double>(v);
+  }
+}
+template <class T>
+double imag_double(T v) {
+  if constexpr (complex_type<T>) return static_cast<double>(v.im);
+  else return 0.0;
+}
+template <class T>
+bool is_nan(T v) {
+  return std::isnan(to_double(v)) || std::isnan(imag_double(v));
+}
+template <class T>  // Inf in a part, NaN in none
+bool is_inf(T v) {
+  return !is_nan(v) && (std::isinf(to_double(v)) || std::isinf(imag_double(v)));
+}
+template <class T>
+bool is_zero(T v) {
+  return to_double(v) == 0 && imag_double(v) == 0;
+}
+template <class T>
+T nan_value() {
+  return make_value<T>(std::numeric_limits<double>::quiet_NaN());
+}
+template <class T>
+T inf_value() {
+  return make_value<T>(std::numeric_limits<double>::infinity());
+}
+template <class T>
+std::vector<double> to_doubles(const std::vector<T>& v) {
+  std::vector<double> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = to_double(v[i]);
+  return out;
+}
 
 // Items per tile of the default policy on this GPU (chosen per architecture).
 template <class T>
@@ -65,9 +134,11 @@ template <class T>
 struct host_problem {
   std::vector<T> p, q;  // a and b (or lambda and u, or the signal)
   std::vector<T> x0s;   // one per sequence, or empty
-  T x0 = T(0);
+  T x0 = T{};
 };
 
+// (Complex: a's modulus as drawn for the real types, with a uniform phase (a = 1 stays 1);
+// b's parts both uniform in [-1, 1).)
 template <class T>
 host_problem<T> make_problem(std::int64_t n, a_kind kind, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -86,10 +157,18 @@ host_problem<T> make_problem(std::int64_t n, a_kind kind, std::uint64_t seed) {
       case a_kind::ones: a = 1; break;
       case a_kind::mixed: a = (percent(rng) == 0) ? 0.0 : magnitude(rng) * (unit(rng) < 0 ? -1 : 1); break;
     }
-    h.p[static_cast<std::size_t>(i)] = static_cast<T>(a);
-    h.q[static_cast<std::size_t>(i)] = static_cast<T>(unit(rng));
+    if constexpr (complex_type<T>) {
+      const double phase = kind == a_kind::ones ? 0.0 : std::numbers::pi * unit(rng);
+      h.p[static_cast<std::size_t>(i)] = make_value<T>(std::fabs(a) * std::cos(phase), std::fabs(a) * std::sin(phase));
+      const double re = unit(rng);
+      h.q[static_cast<std::size_t>(i)] = make_value<T>(re, unit(rng));
+    } else {
+      h.p[static_cast<std::size_t>(i)] = make_value<T>(a);
+      h.q[static_cast<std::size_t>(i)] = make_value<T>(unit(rng));
+    }
   }
-  h.x0 = static_cast<T>(unit(rng));
+  const double x0 = unit(rng);
+  h.x0 = make_value<T>(x0, complex_type<T> ? unit(rng) : 0.0);
   return h;
 }
 
@@ -98,8 +177,46 @@ std::vector<T> random_states(std::int64_t batch, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(-2.0, 2.0);
   std::vector<T> out(static_cast<std::size_t>(batch));
-  for (auto& v : out) v = static_cast<T>(unit(rng));
+  for (auto& v : out) {
+    const double re = unit(rng);
+    v = make_value<T>(re, complex_type<T> ? unit(rng) : 0.0);
+  }
   return out;
+}
+
+// The largest errors each test met (scanlab's results only), per element type: printed by
+// the suite's ErrorSummary test, one line per test (the table of primitives/docs/linrec.md).
+struct error_record {
+  double max_relative_error = 0;
+  double max_bound_ratio = 0;
+  std::int64_t checked = 0;
+};
+template <class T>
+std::map<std::string, error_record>& error_log() {
+  static std::map<std::string, error_record> log;
+  return log;
+}
+template <class T>
+void note_errors(const reference_result& r) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  error_record& e =
+      error_log<T>()[info != nullptr ? std::string(info->test_suite_name()) + "." + info->name() : std::string("?")];
+  e.max_relative_error = std::max(e.max_relative_error, r.max_relative_error);
+  e.max_bound_ratio = std::max(e.max_bound_ratio, r.max_bound_ratio);
+  e.checked += r.checked;
+}
+template <class T>
+void print_error_summary(const char* suite) {
+  double worst = 0;
+  const std::string prefix = std::string(suite) + ".";
+  for (const auto& [test, e] : error_log<T>()) {
+    if (test.rfind(prefix, 0) != 0) continue;
+    std::printf("linrec error summary: %s max rel. error %.3e (max error / bound %.3f) over %lld values\n",
+                test.c_str(), e.max_relative_error, e.max_bound_ratio, static_cast<long long>(e.checked));
+    worst = std::max(worst, e.max_relative_error);
+  }
+  std::printf("linrec error summary: %s all max rel. error %.3e\n", suite, worst);
+  ::testing::Test::RecordProperty("max_relative_error", std::to_string(worst));
 }
 
 inline std::string describe(const reference_result& r) {
@@ -170,6 +287,7 @@ void check_ab(const host_problem<T>& h, const shape& s, ld::linrec_options optio
   const auto ops = reference_operands(h);
   const bool interleaved = s.layout == batch_layout::interleaved;
   const auto r = reference_check(ops, s.batch, s.length, interleaved, view(h.x0s), h.x0, view(x), false);
+  note_errors<T>(r);
   EXPECT_TRUE(r.pass()) << "scanlab: " << describe(r);
   if (!with_cub) return;
   device_buffer<T> d_x0s(view(h.x0s));
@@ -261,7 +379,7 @@ void batched_test(batch_layout layout) {
     for (bool per_sequence : {false, true}) {
       auto h = make_problem<T>(batch * length, a_kind::mixed, seed + static_cast<std::uint64_t>(batch * 31 + length));
       if (per_sequence) h.x0s = random_states<T>(batch, seed + 5);
-      else h.x0 = T(0);  // the batched API without initial states means zeros
+      else h.x0 = T{};  // the batched API without initial states means zeros
       check_ab(h, shape{.batch = batch, .length = length, .layout = layout, .per_sequence_x0 = per_sequence});
     }
   }
@@ -296,7 +414,7 @@ void forms_test() {
     for (batch_layout layout : {batch_layout::row_major, batch_layout::interleaved}) {
       SCOPED_TRACE("batch " + std::to_string(batch) + " x " + std::to_string(length));
       auto h = make_problem<T>(batch * length, a_kind::contracting, seed + static_cast<std::uint64_t>(length));
-      for (auto& l : h.p) l = static_cast<T>(unit(rng));  // lambda in [0, 1)
+      for (auto& l : h.p) l = make_value<T>(unit(rng));  // lambda in [0, 1)
       h.x0s = random_states<T>(batch, seed + 11);
       const shape s{.batch = batch, .length = length, .layout = layout, .per_sequence_x0 = true};
       device_buffer<T> d_p(view(h.p));
@@ -306,14 +424,16 @@ void forms_test() {
         const auto x = run_scanlab(src, h, s, false);
         const auto r = reference_check(reference_operands(h, reference_form::lambda), batch, length,
                                   layout == batch_layout::interleaved, view(h.x0s), h.x0, view(x), false);
+        note_errors<T>(r);
         EXPECT_TRUE(r.pass()) << "lambda form: " << describe(r);
       }
-      for (T alpha : {T(0.01), T(0.5), T(1)}) {
-        const ld::ema_source<T> src{d_p.data(), nullptr, alpha, T(1) - alpha};
+      for (const T alpha : {make_value<T>(0.01), make_value<T>(0.5), make_value<T>(1)}) {
+        const auto src = scanlab::linrec_ema(static_cast<const T*>(d_p.data()), alpha);
         const auto x = run_scanlab(src, h, s, false);
-        const auto r = reference_check(reference_operands(h, reference_form::ema, static_cast<double>(alpha)), batch,
-                                  length, layout == batch_layout::interleaved, view(h.x0s), h.x0, view(x), false);
-        EXPECT_TRUE(r.pass()) << "ema alpha " << alpha << ": " << describe(r);
+        const auto r = reference_check(reference_operands(h, reference_form::ema, to_double(alpha)), batch, length,
+                                       layout == batch_layout::interleaved, view(h.x0s), h.x0, view(x), false);
+        note_errors<T>(r);
+        EXPECT_TRUE(r.pass()) << "ema alpha " << to_double(alpha) << ": " << describe(r);
       }
     }
   }
@@ -339,6 +459,7 @@ void final_states_test() {
       const auto fin = run_scanlab(src, h, s, true);
       const auto r = reference_check(reference_operands(h), batch, length, layout == batch_layout::interleaved,
                                 view(h.x0s), h.x0, view(fin), true);
+      note_errors<T>(r);
       EXPECT_TRUE(r.pass()) << describe(r);
     }
   }
@@ -349,8 +470,8 @@ template <class T>
 void special_values_test() {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const T nan = std::numeric_limits<T>::quiet_NaN();
-  const T inf = std::numeric_limits<T>::infinity();
+  const T nan = nan_value<T>();
+  const T inf = inf_value<T>();
   const std::int64_t length = 3 * tile_of<T>() + 11;
   for (batch_layout layout : {batch_layout::row_major, batch_layout::interleaved}) {
     const std::int64_t batch = 4;
@@ -362,26 +483,26 @@ void special_values_test() {
     const std::int64_t nan_b = 100, nan_a = length / 3, reset = 2 * length / 3;
     h.q[at(1, nan_b)] = nan;          // NaN in b of sequence 1
     h.p[at(2, nan_a)] = nan;          // NaN in a of sequence 2 ...
-    h.p[at(2, reset)] = T(0);         // ... until a reset
+    h.p[at(2, reset)] = T{};         // ... until a reset
     h.q[at(3, length - 1)] = inf;     // Inf at the very end of the last sequence
     h.x0s[0] = nan;                   // NaN initial state: sequence 0 is NaN (no a is 0 nor underflows early)
-    for (std::int64_t t = 0; t < length; ++t) h.p[at(0, t)] = T(0.999);
+    for (std::int64_t t = 0; t < length; ++t) h.p[at(0, t)] = make_value<T>(0.999);
     check_ab(h, shape{.batch = batch, .length = length, .layout = layout, .per_sequence_x0 = true});
     // The results themselves, not only the agreement with the reference.
     device_buffer<T> d_p(view(h.p));
     device_buffer<T> d_q(view(h.q));
     const auto x = run_scanlab(ld::ab_source<T>{d_p.data(), d_q.data()}, h,
                                shape{.batch = batch, .length = length, .layout = layout}, false);
-    EXPECT_TRUE(std::isnan(x[at(0, length - 1)]));
-    EXPECT_FALSE(std::isnan(x[at(1, nan_b - 1)]));
-    EXPECT_TRUE(std::isnan(x[at(1, nan_b)]));
-    EXPECT_TRUE(std::isnan(x[at(1, length - 1)]));
-    EXPECT_FALSE(std::isnan(x[at(2, nan_a - 1)]));
-    EXPECT_TRUE(std::isnan(x[at(2, reset - 1)]));
-    EXPECT_FALSE(std::isnan(x[at(2, reset)]));
-    EXPECT_FALSE(std::isnan(x[at(2, length - 1)]));
-    EXPECT_TRUE(std::isinf(x[at(3, length - 1)]));
-    EXPECT_FALSE(std::isnan(x[at(3, length - 2)]));
+    EXPECT_TRUE(is_nan(x[at(0, length - 1)]));
+    EXPECT_FALSE(is_nan(x[at(1, nan_b - 1)]));
+    EXPECT_TRUE(is_nan(x[at(1, nan_b)]));
+    EXPECT_TRUE(is_nan(x[at(1, length - 1)]));
+    EXPECT_FALSE(is_nan(x[at(2, nan_a - 1)]));
+    EXPECT_TRUE(is_nan(x[at(2, reset - 1)]));
+    EXPECT_FALSE(is_nan(x[at(2, reset)]));
+    EXPECT_FALSE(is_nan(x[at(2, length - 1)]));
+    EXPECT_TRUE(is_inf(x[at(3, length - 1)]));
+    EXPECT_FALSE(is_nan(x[at(3, length - 2)]));
   }
 }
 
@@ -435,34 +556,34 @@ void in_place_and_alignment_test() {
 template <class T>
 void api_contract_test() {
   std::size_t bytes = 0;
-  EXPECT_EQ(cudaErrorInvalidValue, (linear_recurrence<T>(nullptr, bytes, nullptr, nullptr, nullptr, -1, T(0))));
+  EXPECT_EQ(cudaErrorInvalidValue, (linear_recurrence<T>(nullptr, bytes, nullptr, nullptr, nullptr, -1, T{})));
   EXPECT_EQ(cudaErrorInvalidValue,
             (linear_recurrence_batched<T>(nullptr, bytes, nullptr, nullptr, nullptr, std::int64_t{1} << 40,
                                           std::int64_t{1} << 40, batch_layout::row_major)));
   // Too little temp storage.
   const std::int64_t n = 10 * tile_of<T>();
-  ASSERT_EQ(cudaSuccess, (linear_recurrence<T>(nullptr, bytes, nullptr, nullptr, nullptr, n, T(0))));
+  ASSERT_EQ(cudaSuccess, (linear_recurrence<T>(nullptr, bytes, nullptr, nullptr, nullptr, n, T{})));
   EXPECT_GE(bytes, 1u);
   device_buffer<T> d_a(n), d_b(n), d_x(n);
   device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
   std::size_t too_little = bytes - 1;
   EXPECT_EQ(cudaErrorInvalidValue,
-            (linear_recurrence<T>(temp.data(), too_little, d_a.data(), d_b.data(), d_x.data(), n, T(0))));
+            (linear_recurrence<T>(temp.data(), too_little, d_a.data(), d_b.data(), d_x.data(), n, T{})));
   // Mismatched lengths: the span forms refuse before enqueuing anything.
   const std::span<const T> a(d_a.data(), static_cast<std::size_t>(n));
   const std::span<const T> b_short(d_b.data(), static_cast<std::size_t>(n - 1));
   const std::span<T> x(d_x.data(), static_cast<std::size_t>(n));
-  EXPECT_EQ(cudaErrorInvalidValue, (linear_recurrence<T>(temp.data(), bytes, a, b_short, x, T(0))));
-  EXPECT_EQ(cudaErrorInvalidValue, (linear_recurrence_lambda<T>(temp.data(), bytes, a, b_short, x, T(0))));
+  EXPECT_EQ(cudaErrorInvalidValue, (linear_recurrence<T>(temp.data(), bytes, a, b_short, x, T{})));
+  EXPECT_EQ(cudaErrorInvalidValue, (linear_recurrence_lambda<T>(temp.data(), bytes, a, b_short, x, T{})));
   // n == 0: nothing written, success; final of an empty sequence is x0.
-  EXPECT_EQ(cudaSuccess, (linear_recurrence<T>(temp.data(), bytes, d_a.data(), d_b.data(), d_x.data(), 0, T(0))));
+  EXPECT_EQ(cudaSuccess, (linear_recurrence<T>(temp.data(), bytes, d_a.data(), d_b.data(), d_x.data(), 0, T{})));
   device_buffer<T> d_final(1);
   std::size_t final_bytes = 0;
-  ASSERT_EQ(cudaSuccess, (linear_recurrence_final<T>(nullptr, final_bytes, d_a.data(), d_b.data(), d_final.data(), 0, T(0))));
+  ASSERT_EQ(cudaSuccess, (linear_recurrence_final<T>(nullptr, final_bytes, d_a.data(), d_b.data(), d_final.data(), 0, T{})));
   device_buffer<unsigned char> final_temp(static_cast<std::int64_t>(final_bytes));
   EXPECT_EQ(cudaSuccess, (linear_recurrence_final<T>(final_temp.data(), final_bytes, d_a.data(), d_b.data(),
-                                                     d_final.data(), 0, T(2.5))));
-  EXPECT_EQ(d_final.to_host()[0], T(2.5));
+                                                     d_final.data(), 0, make_value<T>(2.5))));
+  EXPECT_EQ(to_double(d_final.to_host()[0]), 2.5);
 }
 
 // *Large*: 2^28 elements as one sequence, 2^16 sequences of 2^12, 16 of 2^24 (both layouts).
@@ -504,4 +625,5 @@ void large_test() {
   TEST_F(suite, FinalStates) { scanlab::test::linrec::final_states_test<T>(); }                           \
   TEST_F(suite, NanAndInfPropagation) { scanlab::test::linrec::special_values_test<T>(); }                \
   TEST_F(suite, InPlaceAndMisaligned) { scanlab::test::linrec::in_place_and_alignment_test<T>(); }        \
-  TEST_F(suite, ApiContract) { scanlab::test::linrec::api_contract_test<T>(); }
+  TEST_F(suite, ApiContract) { scanlab::test::linrec::api_contract_test<T>(); }                         \
+  TEST_F(suite, ErrorSummary) { scanlab::test::linrec::print_error_summary<T>(#suite); }

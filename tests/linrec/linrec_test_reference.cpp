@@ -34,12 +34,7 @@ reference_result reference_check(const reference_operands_t<T>& ops, std::int64_
   return converted(linrec_ref::check(operands_of(ops), batch, length, interleaved, x0s, x0, x, final_only, reverse));
 }
 
-template reference_result reference_check<float>(const reference_operands_t<float>&, std::int64_t, std::int64_t,
-                                                 bool, std::span<const float>, float, std::span<const float>, bool,
-                                                 bool);
-template reference_result reference_check<double>(const reference_operands_t<double>&, std::int64_t, std::int64_t,
-                                                  bool, std::span<const double>, double, std::span<const double>,
-                                                  bool, bool);
+SCANLAB_LINREC_REFERENCE_TYPES(SCANLAB_LINREC_REFERENCE_CHECK)
 
 template <class T>
 reference_result reference_check_layout(const reference_operands_t<T>& ops, const sequence_layout& layout,
@@ -83,11 +78,6 @@ gradient_reference_result reference_check_gradients(std::span<const T> a, std::s
   return {converted(r.a), converted(r.b), converted(r.x0)};
 }
 
-template gradient_reference_result reference_check_gradients<float>(
-    std::span<const float>, std::span<const float>, std::span<const float>, std::int64_t, std::int64_t, bool,
-    std::span<const float>, float, std::span<const float>, std::span<const float>, std::span<const float>);
-template gradient_reference_result reference_check_gradients<double>(
-    std::span<const double>, std::span<const double>, std::span<const double>, std::int64_t, std::int64_t, bool,
-    std::span<const double>, double, std::span<const double>, std::span<const double>, std::span<const double>);
+SCANLAB_LINREC_REFERENCE_TYPES(SCANLAB_LINREC_REFERENCE_GRADIENTS)
 
 }  // namespace scanlab::test::linrec

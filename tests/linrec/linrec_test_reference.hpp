@@ -6,6 +6,11 @@
 
 #include "linrec/linrec_layout.hpp"
 
+#include <scanlab/complex.hpp>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdint>
 #include <span>
 
@@ -41,12 +46,16 @@ reference_result reference_check(const reference_operands_t<T>& ops, std::int64_
                                  bool interleaved, std::span<const T> x0s, T x0, std::span<const T> x,
                                  bool final_only, bool reverse = false);
 
-extern template reference_result reference_check<float>(const reference_operands_t<float>&, std::int64_t,
-                                                        std::int64_t, bool, std::span<const float>, float,
-                                                        std::span<const float>, bool, bool);
-extern template reference_result reference_check<double>(const reference_operands_t<double>&, std::int64_t,
-                                                          std::int64_t, bool, std::span<const double>, double,
-                                                          std::span<const double>, bool, bool);
+// (Defined for float, double, __half, __nv_bfloat16, scanlab::complex<float> and
+// scanlab::complex<double>: SCANLAB_LINREC_REFERENCE_TYPES.)
+#define SCANLAB_LINREC_REFERENCE_TYPES(X) \
+  X(float) X(double) X(__half) X(__nv_bfloat16) X(scanlab::complex<float>) X(scanlab::complex<double>)
+
+#define SCANLAB_LINREC_REFERENCE_CHECK(T)                                                                          \
+  template reference_result reference_check<T>(const reference_operands_t<T>&, std::int64_t, std::int64_t, bool, \
+                                               std::span<const T>, T, std::span<const T>, bool, bool);
+#define SCANLAB_LINREC_EXTERN_REFERENCE_CHECK(T) extern SCANLAB_LINREC_REFERENCE_CHECK(T)
+SCANLAB_LINREC_REFERENCE_TYPES(SCANLAB_LINREC_EXTERN_REFERENCE_CHECK)
 
 using linrec_ref::sequence_layout;
 
@@ -78,12 +87,12 @@ gradient_reference_result reference_check_gradients(std::span<const T> a, std::s
                                                     T x0, std::span<const T> grad_a, std::span<const T> grad_b,
                                                     std::span<const T> grad_x0);
 
-extern template gradient_reference_result reference_check_gradients<float>(
-    std::span<const float>, std::span<const float>, std::span<const float>, std::int64_t, std::int64_t, bool,
-    std::span<const float>, float, std::span<const float>, std::span<const float>, std::span<const float>);
-extern template gradient_reference_result reference_check_gradients<double>(
-    std::span<const double>, std::span<const double>, std::span<const double>, std::int64_t, std::int64_t, bool,
-    std::span<const double>, double, std::span<const double>, std::span<const double>, std::span<const double>);
+#define SCANLAB_LINREC_REFERENCE_GRADIENTS(T)                                                                 \
+  template gradient_reference_result reference_check_gradients<T>(                                            \
+      std::span<const T>, std::span<const T>, std::span<const T>, std::int64_t, std::int64_t, bool,          \
+      std::span<const T>, T, std::span<const T>, std::span<const T>, std::span<const T>);
+#define SCANLAB_LINREC_EXTERN_REFERENCE_GRADIENTS(T) extern SCANLAB_LINREC_REFERENCE_GRADIENTS(T)
+SCANLAB_LINREC_REFERENCE_TYPES(SCANLAB_LINREC_EXTERN_REFERENCE_GRADIENTS)
 
 // The same for any layout.
 template <class T>

@@ -1,4 +1,6 @@
-// CPU tests of the linear recurrence's arithmetic (run anywhere): the composition
+// CPU tests of the linear recurrence's arithmetic (run anywhere): the element types (state
+// types, tile shapes, 16-bit conversions, complex arithmetic, the references' bounds and
+// the complex adjoint's convention against finite differences), the composition
 // operator and its reset rule, the reference checker (forward, reverse, and the adjoint
 // against finite differences), and the documented error bound,
 // checked on a host tree evaluation (Kogge-Stone over the maps, depth log2 n) in float;
@@ -16,7 +18,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <span>
@@ -624,6 +628,193 @@ TEST(linrec_layouts, SizeQueriesAndHostChecks) {
   EXPECT_EQ(scanlab::linear_recurrence_backward_varlen<float>(nullptr, bytes, none, none, none, out, out, out,
                                                               fake_offsets, 3, n, nullptr, nullptr, invalid),
             cudaErrorInvalidValue);
+// ---- the element types: storage and state, conversions, complex arithmetic ----
+
+TEST(linrec_types, StateTypesAndTileShapes) {
+  namespace ld = scanlab::linrec_detail;
+  static_assert(std::is_same_v<scanlab::linrec_state_t<__half>, float>);
+  static_assert(std::is_same_v<scanlab::linrec_state_t<__nv_bfloat16>, float>);
+  static_assert(std::is_same_v<scanlab::linrec_state_t<float>, float>);
+  static_assert(std::is_same_v<scanlab::linrec_state_t<double>, double>);
+  static_assert(std::is_same_v<scanlab::linrec_state_t<scanlab::complex<float>>, scanlab::complex<float>>);
+  static_assert(scanlab::is_linrec_element_v<__half> && !scanlab::is_linrec_element_v<int>);
+  static_assert(sizeof(scanlab::complex<float>) == 8 && alignof(scanlab::complex<float>) == 8);
+  static_assert(sizeof(scanlab::complex<double>) == 16 && alignof(scanlab::complex<double>) == 16);
+  static_assert(std::is_trivially_copyable_v<scanlab::complex<float>> &&
+                std::is_trivially_default_constructible_v<scanlab::complex<double>>);
+  // Items per thread count states (64 bytes of them on Hopper), at least one 16-byte word of storage.
+  EXPECT_EQ(ld::linrec_items<float>(64), 16);
+  EXPECT_EQ(ld::linrec_items<double>(64), 8);
+  EXPECT_EQ(ld::linrec_items<__half>(64), 16);
+  EXPECT_EQ(ld::linrec_items<__nv_bfloat16>(64), 16);
+  EXPECT_EQ(ld::linrec_items<__half>(16), 8);  // Turing: one word of 8 halves
+  EXPECT_EQ(ld::linrec_items<scanlab::complex<float>>(64), 8);
+  EXPECT_EQ(ld::linrec_items<scanlab::complex<double>>(64), 4);
+  EXPECT_EQ(ld::linrec_items<scanlab::complex<double>>(16), 1);
+  // float's and double's shapes as before.
+  EXPECT_EQ((ld::linrec_shape<float, 90>::policy::items_per_thread), 16);
+  EXPECT_EQ((ld::linrec_shape<double, 90>::policy::items_per_thread), 8);
+  EXPECT_EQ((ld::linrec_gradient_shape<float, 80>::policy::block_threads), 512);
+  EXPECT_EQ((ld::linrec_gradient_shape<scanlab::complex<double>, 80>::policy::block_threads), 256);
+}
+
+TEST(linrec_types, WidenIsExactAndNarrowRoundsToNearestEven) {
+  namespace ld = scanlab::linrec_detail;
+  // bfloat16: 8 significant bits. 1 + 2^-8 is a tie between 1 and 1 + 2^-7: to even, 1.
+  EXPECT_EQ(ld::widen(ld::narrow<__nv_bfloat16>(1.0f + 0x1p-8f)), 1.0f);
+  EXPECT_EQ(ld::widen(ld::narrow<__nv_bfloat16>(1.0f + 0x1p-8f + 0x1p-20f)), 1.0f + 0x1p-7f);
+  EXPECT_EQ(ld::widen(ld::narrow<__nv_bfloat16>(1.0f + 3 * 0x1p-8f)), 1.0f + 0x1p-6f);  // tie: to even
+  // float16: 11 significant bits, largest finite 65504.
+  EXPECT_EQ(ld::widen(ld::narrow<__half>(1.0f + 0x1p-11f)), 1.0f);
+  EXPECT_EQ(ld::widen(ld::narrow<__half>(1.0f + 0x1p-10f)), 1.0f + 0x1p-10f);
+  EXPECT_EQ(ld::widen(ld::narrow<__half>(65504.0f)), 65504.0f);
+  EXPECT_TRUE(std::isinf(ld::widen(ld::narrow<__half>(70000.0f))));
+  EXPECT_TRUE(std::isnan(ld::widen(ld::narrow<__nv_bfloat16>(std::numeric_limits<float>::quiet_NaN()))));
+  // Every 16-bit value widens exactly and narrows back to itself.
+  for (unsigned bits = 0; bits < 0x10000u; bits += 7) {
+    __half_raw raw_h;
+    __nv_bfloat16_raw raw_bf;
+    raw_h.x = static_cast<unsigned short>(bits);
+    raw_bf.x = static_cast<unsigned short>(bits);
+    const __half h = raw_h;
+    const __nv_bfloat16 bf = raw_bf;
+    const float fh = ld::widen(h), fb = ld::widen(bf);
+    if (std::isnan(fh) || std::isnan(fb)) continue;
+    const __half h2 = ld::narrow<__half>(fh);
+    const __nv_bfloat16 bf2 = ld::narrow<__nv_bfloat16>(fb);
+    EXPECT_EQ(0, std::memcmp(&h2, &h, 2)) << bits;
+    EXPECT_EQ(0, std::memcmp(&bf2, &bf, 2)) << bits;
+  }
+}
+
+TEST(linrec_types, ComplexArithmeticAndTheResetRule) {
+  using C = scanlab::complex<double>;
+  const C a(0.5, -2.0), x(3.0, 0.25), b(-1.0, 4.0);
+  const C p = a * x;  // (1.5 + 0.5) + i (0.125 - 6)
+  EXPECT_EQ(p.re, 2.0);
+  EXPECT_EQ(p.im, -5.875);
+  const C f = fma(a, x, b);
+  EXPECT_EQ(f.re, 1.0);
+  EXPECT_EQ(f.im, -1.875);
+  EXPECT_EQ(conj(a).im, 2.0);
+  EXPECT_TRUE(C(0.0, -0.0) == C(0.0));
+  // a == 0 (both parts) resets, also after a NaN state; an imaginary a does not.
+  const C nan(std::numeric_limits<double>::quiet_NaN(), 0.0);
+  EXPECT_EQ(apply(affine_map<C>{C(0.0), b}, nan).re, -1.0);
+  EXPECT_TRUE(std::isnan(apply(affine_map<C>{C(0.0, 1.0), b}, nan).re));
+  // Composition in order: then(e, l) = l o e.
+  const affine_map<C> e{a, b}, l{C(0.0, 1.0), C(2.0)};
+  const affine_map<C> el = affine_then{}(e, l);
+  const C direct = apply(l, apply(e, x));
+  const C composed = apply(el, x);
+  EXPECT_NEAR(composed.re, direct.re, 1e-14);
+  EXPECT_NEAR(composed.im, direct.im, 1e-14);
+  // An underflowed product of nonzero a's stays nonzero (not a reset).
+  const affine_map<C> tiny{C(1e-200, 1e-200), C(0.0)};
+  EXPECT_FALSE(affine_then{}(tiny, tiny).a == C(0.0));
+  EXPECT_TRUE(affine_then{}(affine_map<C>{C(0.0), C(1.0)}, tiny).a == C(0.0));
+}
+
+// The reference's bound for the 16-bit types: a float solve rounded once to the stored type
+// passes; a result one rounding step further off (two ulps of the stored type) fails.
+TEST(linrec_types, SixteenBitReferenceChargesOneRounding) {
+  namespace ld = scanlab::linrec_detail;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const std::size_t n = 4000;
+  std::vector<__nv_bfloat16> a(n), b(n), x(n), off(n);
+  float state = 0.5f;
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = ld::narrow<__nv_bfloat16>(static_cast<float>(0.9 * unit(rng)));
+    b[i] = ld::narrow<__nv_bfloat16>(static_cast<float>(unit(rng)));
+    state = std::fma(ld::widen(a[i]), state, ld::widen(b[i]));
+    x[i] = ld::narrow<__nv_bfloat16>(state);
+    off[i] = ld::narrow<__nv_bfloat16>(state * (1 + 0x1p-6f));  // 2 to 4 ulps of bfloat16 off
+  }
+  ref::operands<__nv_bfloat16> ops;
+  ops.p = a;
+  ops.q = b;
+  const __nv_bfloat16 x0 = ld::narrow<__nv_bfloat16>(0.5f);
+  const auto good = ref::check<__nv_bfloat16>(ops, 1, static_cast<std::int64_t>(n), false, {}, x0, x, false);
+  EXPECT_TRUE(good.pass()) << good.max_bound_ratio;
+  EXPECT_GT(good.max_relative_error, 0.0);
+  EXPECT_LE(good.max_relative_error, 1.0 / 256 + 1e-5);
+  const auto bad = ref::check<__nv_bfloat16>(ops, 1, static_cast<std::int64_t>(n), false, {}, x0, off, false);
+  EXPECT_FALSE(bad.pass());
+}
+
+// The complex reference: a complex sequential solve passes its own check; the adjoint is
+// PyTorch's (conj of a and x): for L = Re(sum(conj(w) x)), dL/d conj(b) = g with the
+// conjugated recurrence, checked against central differences of L in b's parts.
+TEST(linrec_types, ComplexReferenceAndAdjointConvention) {
+  using C = scanlab::complex<double>;
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const std::size_t n = 40;
+  std::vector<C> a(n), b(n), w(n), x(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = C(0.6 * unit(rng), 0.6 * unit(rng));
+    b[i] = C(unit(rng), unit(rng));
+    w[i] = C(unit(rng), unit(rng));
+  }
+  const C x0(0.3, -0.7);
+  const auto solve = [&](const std::vector<C>& bb, const std::vector<C>& aa, C start) {
+    std::vector<std::complex<long double>> out(n);
+    std::complex<long double> s(start.re, start.im);
+    for (std::size_t i = 0; i < n; ++i) {
+      s = std::complex<long double>(aa[i].re, aa[i].im) * s + std::complex<long double>(bb[i].re, bb[i].im);
+      out[i] = s;
+    }
+    return out;
+  };
+  const auto exact = solve(b, a, x0);
+  for (std::size_t i = 0; i < n; ++i) x[i] = C(static_cast<double>(exact[i].real()), static_cast<double>(exact[i].imag()));
+  ref::operands<C> ops;
+  ops.p = a;
+  ops.q = b;
+  EXPECT_TRUE((ref::check<C>(ops, 1, static_cast<std::int64_t>(n), false, {}, x0, x, false).pass()));
+  // L = Re(sum conj(w_i) x_i): dL/dx = w (as dL/d conj(x)); the gradients PyTorch's way.
+  const auto loss = [&](const std::vector<C>& bb, const std::vector<C>& aa, C start) {
+    long double sum = 0;
+    const auto xs = solve(bb, aa, start);
+    for (std::size_t i = 0; i < n; ++i) sum += (std::conj(std::complex<long double>(w[i].re, w[i].im)) * xs[i]).real();
+    return sum;
+  };
+  std::vector<C> ga(n), gb(n), gx0(1);
+  std::complex<long double> g = 0;
+  for (std::size_t t = n; t-- > 0;) {
+    const std::complex<long double> a_next = t + 1 < n ? std::complex<long double>(a[t + 1].re, a[t + 1].im) : 0.0L;
+    g = std::complex<long double>(w[t].re, w[t].im) + std::conj(a_next) * g;
+    gb[t] = C(static_cast<double>(g.real()), static_cast<double>(g.imag()));
+    const std::complex<long double> previous = t > 0 ? exact[t - 1] : std::complex<long double>(x0.re, x0.im);
+    const auto da = g * std::conj(previous);
+    ga[t] = C(static_cast<double>(da.real()), static_cast<double>(da.imag()));
+  }
+  const auto dx0 = std::conj(std::complex<long double>(a[0].re, a[0].im)) * g;
+  gx0[0] = C(static_cast<double>(dx0.real()), static_cast<double>(dx0.imag()));
+  const auto r = ref::check_gradients<C>(a, x, w, 1, static_cast<std::int64_t>(n), false, {}, x0, ga, gb, gx0);
+  EXPECT_TRUE(r.pass());
+  // PyTorch's gradient of a real L in z is dL/dRe(z) + i dL/dIm(z): central differences in
+  // the parts of b[i] and a[i] (L is affine in each, so they are exact up to rounding).
+  const double h = 1e-6;
+  for (const std::size_t i : {std::size_t{5}, std::size_t{7}}) {
+    std::vector<C> bp = b, bm = b, bi = b, bj = b;
+    bp[i].re += h;
+    bm[i].re -= h;
+    bi[i].im += h;
+    bj[i].im -= h;
+    const double d_re = static_cast<double>((loss(bp, a, x0) - loss(bm, a, x0)) / (2 * h));
+    const double d_im = static_cast<double>((loss(bi, a, x0) - loss(bj, a, x0)) / (2 * h));
+    EXPECT_NEAR(gb[i].re, d_re, 1e-7);
+    EXPECT_NEAR(gb[i].im, d_im, 1e-7);
+    std::vector<C> ap = a, am = a, ai = a, aj = a;
+    ap[i].re += h;
+    am[i].re -= h;
+    ai[i].im += h;
+    aj[i].im -= h;
+    EXPECT_NEAR(ga[i].re, static_cast<double>((loss(b, ap, x0) - loss(b, am, x0)) / (2 * h)), 1e-7);
+    EXPECT_NEAR(ga[i].im, static_cast<double>((loss(b, ai, x0) - loss(b, aj, x0)) / (2 * h)), 1e-7);
+  }
 }
 
 }  // namespace

@@ -12,7 +12,8 @@
 //   ... allocate temp_bytes at d_temp ...
 //   SCANLAB_CHECK(scanlab::linear_recurrence(d_temp, temp_bytes, d_a, d_b, d_x, n, x0, stream));
 //
-// Entry points (T = float or double):
+// Entry points (T, the element type the arrays hold: float, double, __half, __nv_bfloat16,
+// scanlab::complex<float> or scanlab::complex<double>; see "Element types" below):
 //   linear_recurrence(a, b, x, n, x0)                 one sequence
 //   linear_recurrence_batched(a, b, x, batch, length, layout, x0s)
 //                                                     `batch` independent sequences, stored
@@ -76,6 +77,19 @@
 // dL/da[i] = g[i] x[i-1] (x[-1] = x0; x read with the tile, the element before each warp's
 // part with it) and dL/dx0 = a[0] g[0].
 //
+// Element types. float and double are computed in themselves. __half and __nv_bfloat16
+// (cuda_fp16.h, cuda_bf16.h) are STORAGE types: a, b, x0 and the results are stored in 16
+// bits, everything is computed in float (linrec_state_t<T>: the maps, their compositions,
+// the look-back's tile states, every state), and each result is rounded to 16 bits once,
+// where it is written (to nearest even; beyond the type's range: Inf). Their tiles are
+// copied in as stored, 8 halves per 16-byte word. scanlab::complex<float> / <double>
+// (scanlab/complex.hpp; the layout of std::complex, cuda::std::complex, cuComplex, NumPy's
+// complex64 / complex128: cast the pointers) are computed in themselves; a == 0 (both
+// parts) is the reset. The backward pass of complex recurrences follows PyTorch's
+// convention for holomorphic functions: with g = dL/dx given as dL/d conj(x),
+//   g[i] = dL/dx[i] + conj(a[i+1]) g[i+1],  dL/db = g,  dL/da[i] = g[i] conj(x[i-1]),
+//   dL/dx0 = conj(a[0]) g[0].
+//
 // Guarantees, for every entry point here:
 //  - a[i] == 0 RESETS: x[i] = b[i] whatever x[i-1] is, also Inf or NaN (IEEE would give
 //    0 * Inf = NaN). Otherwise IEEE arithmetic with fused multiply-adds: a NaN in a or b
@@ -97,6 +111,8 @@
 //    block). Other overlaps are not allowed.
 //  - Alignment: 16-byte aligned arrays (cudaMalloc's) get 16-byte vector loads and stores;
 //    any arrays aligned to sizeof(T) work (element accesses, same results).
+//  - Accuracy of the 16-bit types: the float solve's bound (above, with float's eps) plus
+//    the one rounding of each result to 16 bits (half an ulp of the stored type).
 //  - Sizes: 64-bit; n == 0 (or batch == 0 or length == 0) writes no x; the final-state forms
 //    then write x0 for every sequence (an empty sequence ends in its initial state).
 //    n < 0, or batch * length overflowing int64, is cudaErrorInvalidValue.
@@ -186,9 +202,12 @@ template <class T>
 [[nodiscard]] linrec_lambda_source<T> linrec_lambda(const T* d_lambda, const T* d_u) {
   return {d_lambda, d_u};
 }
+// (alpha as the caller holds it, widened to the state type: 1 - alpha formed there.)
 template <class T>
 [[nodiscard]] linrec_ema_source<T> linrec_ema(const T* d_s, T alpha) {
-  return {d_s, nullptr, alpha, T(1) - alpha};
+  using state = linrec_state_t<T>;
+  const state a = linrec_detail::widen(alpha);
+  return {d_s, nullptr, a, state(1) - a};
 }
 
 // Any of the three, solved from the end: x[i] = a_i x[i+1] + b_i with x[n] = x0 (the state
@@ -381,7 +400,7 @@ template <class T, class Policy = default_policy>
                                                     cudaStream_t stream = nullptr,
                                                     const single_pass_options& options = {}) {
   return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ab(d_a, d_b), d_x, nullptr, batch, length, layout,
-                                         d_x0, T(0), stream, options);
+                                         d_x0, T{}, stream, options);
 }
 
 // Channels-last [batch, length, channels]: sequence b * channels + c is a[(b * length + t) *
@@ -432,7 +451,7 @@ template <class T, class Policy = default_policy>
                                                             const T* d_x_end = nullptr, cudaStream_t stream = nullptr,
                                                             const single_pass_options& options = {}) {
   return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_reverse(linrec_ab(d_a, d_b)), d_x, nullptr, batch,
-                                         length, layout, d_x_end, T(0), stream, options);
+                                         length, layout, d_x_end, T{}, stream, options);
 }
 
 // Channels-last and variable-length sequences from the end: d_x_end, the state after each
@@ -501,7 +520,7 @@ template <class T, class Policy = default_policy>
                                                              const T* d_x0 = nullptr, cudaStream_t stream = nullptr,
                                                              const single_pass_options& options = {}) {
   return linrec_detail::backward<Policy>(d_temp, temp_bytes, d_a, d_x, d_grad_x, d_grad_a, d_grad_b, d_grad_x0, batch,
-                                         length, layout, d_x0, T(0), stream, options);
+                                         length, layout, d_x0, T{}, stream, options);
 }
 
 // Channels-last [batch, length, channels] (d_x0, d_grad_x0: one per sequence, b * channels + c).
@@ -545,7 +564,7 @@ template <class T, class Policy = default_policy>
                                                            const T* d_v0 = nullptr, cudaStream_t stream = nullptr,
                                                            const single_pass_options& options = {}) {
   return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_lambda(d_lambda, d_u), d_v, nullptr, batch,
-                                         length, layout, d_v0, T(0), stream, options);
+                                         length, layout, d_v0, T{}, stream, options);
 }
 
 // ---- y[i] = (1 - alpha) y[i-1] + alpha s[i] ----
@@ -566,7 +585,7 @@ template <class T, class Policy = default_policy>
                                                              cudaStream_t stream = nullptr,
                                                              const single_pass_options& options = {}) {
   return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ema(d_s, alpha), d_y, nullptr, batch, length,
-                                         layout, d_y0, T(0), stream, options);
+                                         layout, d_y0, T{}, stream, options);
 }
 
 // ---- final states only: *d_final = x[n-1] (x0 when n == 0) ----
@@ -588,7 +607,7 @@ template <class T, class Policy = default_policy>
                                                           const T* d_x0 = nullptr, cudaStream_t stream = nullptr,
                                                           const single_pass_options& options = {}) {
   return solve_linear_recurrence<Policy>(d_temp, temp_bytes, linrec_ab(d_a, d_b), nullptr, d_final, batch, length,
-                                         layout, d_x0, T(0), stream, options);
+                                         layout, d_x0, T{}, stream, options);
 }
 
 // ---- length-checked forms: cudaErrorInvalidValue when the spans differ in length ----

@@ -59,10 +59,23 @@
 // finish writes g (= dL/db) over dL/dx and dL/da = g x[i-1] over x (x[i-1] from the item
 // before as stored, or the edge copied in with the warp's part, s.grad.x_before; x0 at each
 // sequence's first element), and dL/dx0 = a[0] g[0]. 20 bytes per float element moved.
+//
+// Element types (linrec_state_t below): what the arrays hold (the storage type S: float,
+// double, __half, __nv_bfloat16, complex<float>, complex<double>) and what the solver
+// computes in (the state type: float for the 16-bit types, the type itself otherwise).
+// Tiles are copied in as stored (16-byte words: 8 halves, 4 floats, 2 complex<float>);
+// every value is widened where a thread reads it from its tile; maps, compositions, the
+// look-back's tile states and every state are in the state type, and a result is rounded
+// to S once, where it is written. A 16-bit tile cannot hold maps in the state type, so for
+// those the finish converts the operands again (as the backward pass always does) instead
+// of reading converted maps back; sequence starts are then applied to the state there.
+// Complex: the same code over complex<R> (scanlab/complex.hpp); the backward pass takes
+// conjugates (PyTorch's convention, see gradient_source).
 #pragma once
 
 #include <scanlab/arch.cuh>
 #include <scanlab/block/block_scan.cuh>
+#include <scanlab/complex.hpp>
 #include <scanlab/detail/launch.cuh>
 #include <scanlab/detail/prefetch.cuh>
 #include <scanlab/detail/shuffle.cuh>
@@ -72,6 +85,8 @@
 #include <scanlab/error.hpp>
 #include <scanlab/warp/warp_scan.cuh>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -99,27 +114,95 @@ struct affine_map {
   T b;
 };
 
+// The element types of a linear recurrence: what the arrays hold (S) and what is computed
+// in, linrec_state_t<S>: float for the 16-bit types (bfloat16 has 8 significant bits,
+// float16 11: a state carried in them would lose a few bits per step), S itself for float,
+// double, complex<float> and complex<double>.
+template <class S>
+struct linrec_state {
+  using type = S;
+};
+template <>
+struct linrec_state<__half> {
+  using type = float;
+};
+template <>
+struct linrec_state<__nv_bfloat16> {
+  using type = float;
+};
+template <class S>
+using linrec_state_t = typename linrec_state<S>::type;
+
+// The storage types the solver takes.
+template <class S>
+inline constexpr bool is_linrec_element_v =
+    std::is_same_v<S, float> || std::is_same_v<S, double> || std::is_same_v<S, __half> ||
+    std::is_same_v<S, __nv_bfloat16> || std::is_same_v<S, complex<float>> || std::is_same_v<S, complex<double>>;
+
 // Which way a linear recurrence runs: forward x[i] = a[i] x[i-1] + b[i] from x[-1] = x0,
 // reverse x[i] = a[i] x[i+1] + b[i] from x[n] = x0 (the state after the end).
 enum class linrec_direction { forward, reverse };
 
 namespace linrec_detail {
 
-// The smallest positive subnormal of T.
+// The smallest positive subnormal of T (a real type).
 template <class T>
 __host__ __device__ constexpr T smallest_subnormal() {
   if constexpr (std::is_same_v<T, float>) return 1.40129846e-45f;
   else return 4.9406564584124654e-324;
 }
 
+// a b + c, one rounding per (real) part.
 template <class T>
 __host__ __device__ __forceinline__ T fused(T a, T b, T c) {
+  if constexpr (is_complex_v<T>) {
+    return fma(a, b, c);
+  } else {
 #ifdef __CUDA_ARCH__
-  if constexpr (std::is_same_v<T, float>) return __fmaf_rn(a, b, c);
-  else return __fma_rn(a, b, c);
+    if constexpr (std::is_same_v<T, float>) return __fmaf_rn(a, b, c);
+    else return __fma_rn(a, b, c);
 #else
-  return std::fma(a, b, c);
+    return std::fma(a, b, c);
 #endif
+  }
+}
+
+// A nonzero product of nonzero factors stays nonzero (the underflow rule of affine_then):
+// a product that underflowed to 0 is kept at the smallest subnormal with its sign (complex:
+// in its real part).
+template <class T>
+__host__ __device__ __forceinline__ T keep_nonzero(T product) {
+  if constexpr (is_complex_v<T>) {
+    using R = typename T::value_type;
+    return product == T(0) ? T(std::copysign(smallest_subnormal<R>(), product.re), R(0)) : product;
+  } else {
+    return product == T(0) ? std::copysign(smallest_subnormal<T>(), product) : product;
+  }
+}
+
+// The complex conjugate (the backward pass's adjoint); the value itself for real types.
+template <class T>
+__host__ __device__ __forceinline__ T conj_of(T v) {
+  if constexpr (is_complex_v<T>) {
+    return conj(v);
+  } else {
+    return v;
+  }
+}
+
+// Loads widen to the state type, stores round to the storage type (once, to nearest even;
+// the 16-bit conversions have a software path before sm_80).
+template <class S>
+__host__ __device__ __forceinline__ linrec_state_t<S> widen(S v) {
+  if constexpr (std::is_same_v<S, __half>) return __half2float(v);
+  else if constexpr (std::is_same_v<S, __nv_bfloat16>) return __bfloat162float(v);
+  else return v;
+}
+template <class S>
+__host__ __device__ __forceinline__ S narrow(linrec_state_t<S> v) {
+  if constexpr (std::is_same_v<S, __half>) return __float2half_rn(v);
+  else if constexpr (std::is_same_v<S, __nv_bfloat16>) return __float2bfloat16_rn(v);
+  else return v;
 }
 
 }  // namespace linrec_detail
@@ -138,7 +221,14 @@ struct affine_then {
     affine_map<T> r;
     const T product = l.a * e.a;
     // 0 only for a reset; an underflowed product of nonzero a's stays the tiniest nonzero.
-    const T kept = product == T(0) ? std::copysign(linrec_detail::smallest_subnormal<T>(), product) : product;
+    // (Real types: written out here, not through keep_nonzero: the same expression, but with
+    // the call ptxas spilled 16 bytes in the reverse float kernel, sm_90.)
+    T kept;
+    if constexpr (is_complex_v<T>) {
+      kept = linrec_detail::keep_nonzero(product);
+    } else {
+      kept = product == T(0) ? std::copysign(linrec_detail::smallest_subnormal<T>(), product) : product;
+    }
     r.a = (l.a == T(0) || e.a == T(0)) ? T(0) : kept;
     r.b = l.a == T(0) ? l.b : linrec_detail::fused(l.a, e.b, l.b);
     return r;
@@ -152,42 +242,55 @@ namespace linrec_detail {
 // around), whether what is copied in are the maps themselves (no conversion to write back
 // for the finish) and whether it is the backward pass of a solve (gradient_source).
 
+// Each form reads arrays of the storage type S and builds maps in the state type
+// (linrec_state_t<S>) from the widened operands: map() takes state values.
+
 // x[i] = a[i] x[i-1] + b[i]
-template <class T>
+template <class S>
 struct ab_source {
+  using storage_type = S;
+  using state_type = linrec_state_t<S>;
   static constexpr int arrays = 2;
   static constexpr linrec_direction direction = linrec_direction::forward;
   static constexpr bool maps_as_read = true;
   static constexpr bool gradient = false;
-  const T* p;  // a
-  const T* q;  // b
-  __host__ __device__ affine_map<T> map(T a, T b) const { return {a, b}; }
+  const S* p;  // a
+  const S* q;  // b
+  __host__ __device__ affine_map<state_type> map(state_type a, state_type b) const { return {a, b}; }
 };
 
 // v[i] = (1 - lambda[i]) v[i-1] + lambda[i] u[i]
-template <class T>
+template <class S>
 struct lambda_source {
+  using storage_type = S;
+  using state_type = linrec_state_t<S>;
   static constexpr int arrays = 2;
   static constexpr linrec_direction direction = linrec_direction::forward;
   static constexpr bool maps_as_read = false;
   static constexpr bool gradient = false;
-  const T* p;  // lambda
-  const T* q;  // u
-  __host__ __device__ affine_map<T> map(T lambda, T u) const { return {T(1) - lambda, lambda * u}; }
+  const S* p;  // lambda
+  const S* q;  // u
+  __host__ __device__ affine_map<state_type> map(state_type lambda, state_type u) const {
+    return {state_type(1) - lambda, lambda * u};
+  }
 };
 
-// y[i] = (1 - alpha) y[i-1] + alpha s[i]
-template <class T>
+// y[i] = (1 - alpha) y[i-1] + alpha s[i] (alpha in the state type)
+template <class S>
 struct ema_source {
+  using storage_type = S;
+  using state_type = linrec_state_t<S>;
   static constexpr int arrays = 1;
   static constexpr linrec_direction direction = linrec_direction::forward;
   static constexpr bool maps_as_read = false;
   static constexpr bool gradient = false;
-  const T* p;  // s
-  const T* q;  // unused
-  T alpha;
-  T one_minus_alpha;
-  __host__ __device__ affine_map<T> map(T s, T) const { return {one_minus_alpha, alpha * s}; }
+  const S* p;  // s
+  const S* q;  // unused
+  state_type alpha;
+  state_type one_minus_alpha;
+  __host__ __device__ affine_map<state_type> map(state_type s, state_type) const {
+    return {one_minus_alpha, alpha * s};
+  }
 };
 
 // The same form solved from the end: x[i] = a_i x[i+1] + b_i, x[n] = x0 (per sequence).
@@ -204,18 +307,25 @@ struct reversed : Source {
 // dL/da[i] = g[i] x[i-1] (x[-1] = x0) and dL/dx0 = a[0] g[0] per sequence (0 where a[0]
 // is 0: a reset cuts x0 off). The shift of a (a[i+1] with element i) and of x (x[i-1])
 // is done where the tile is read; dL/da and dL/dx0 are formed in the finish.
-template <class T>
+// Complex: PyTorch's convention for holomorphic functions (the gradient is dL/d conj(z)):
+// g[i] = dL/dx[i] + conj(a[i+1]) g[i+1], dL/da[i] = g[i] conj(x[i-1]), dL/db = g,
+// dL/dx0 = conj(a[0]) g[0] (conj_of: nothing for real types).
+template <class S>
 struct gradient_source {
+  using storage_type = S;
+  using state_type = linrec_state_t<S>;
   static constexpr int arrays = 3;
   static constexpr linrec_direction direction = linrec_direction::reverse;
   static constexpr bool maps_as_read = true;
   static constexpr bool gradient = true;
-  const T* p;      // a
-  const T* q;      // dL/dx
-  const T* r;      // x, the forward solution (read only with grad_a)
-  T* grad_a;       // dL/da, or nullptr
-  T* grad_x0;      // dL/dx0, one per sequence, or nullptr
-  __host__ __device__ affine_map<T> map(T a_next, T g) const { return {a_next, g}; }
+  const S* p;      // a
+  const S* q;      // dL/dx
+  const S* r;      // x, the forward solution (read only with grad_a)
+  S* grad_a;       // dL/da, or nullptr
+  S* grad_x0;      // dL/dx0, one per sequence, or nullptr
+  __host__ __device__ affine_map<state_type> map(state_type a_next, state_type g) const {
+    return {conj_of(a_next), g};
+  }
 };
 
 // Variable-length sequences, any form above: the arrays are the concatenation of
@@ -279,11 +389,21 @@ struct linrec_buffers_policy {
 // double); Ampere, Ada and consumer Blackwell (99 KB) take 32 bytes per thread without the
 // third buffer (72 KB); Turing (64 KB) 16 bytes per thread without it (40 KB). Only Hopper
 // was measured.
+// Items per thread count states: `bytes` of the state type (16 floats, 8 doubles, 8
+// complex<float>), so the 16-bit types take float's 16 items (32 bytes of storage per
+// thread and array: their tiles take half float's shared memory), at least one 16-byte
+// word of storage.
+template <class S>
+constexpr int linrec_items(int bytes) {
+  const int states = static_cast<int>(bytes / sizeof(linrec_state_t<S>));
+  const int word = static_cast<int>(16 / sizeof(S));
+  return states > word ? states : word;
+}
 template <class T, int Family>
 struct linrec_shape {
   static constexpr int bytes = Family >= 90 && Family < 120 ? 64 : (Family == 75 ? 16 : 32);
   static constexpr bool prefetch = (Family >= 90 && Family < 120) || Family == 80;
-  using policy = linrec_policy<512, static_cast<int>(bytes / sizeof(T)), 1, prefetch>;
+  using policy = linrec_policy<512, linrec_items<T>(bytes), 1, prefetch>;
 };
 template <class T>
 struct linrec_tuning {
@@ -303,14 +423,18 @@ using default_linrec_policy = linrec_tuning<T>;
 // 2.05 ms against 2.23-2.28 for 32 bytes per thread in three buffers (144 KB), 2.31 with L2
 // two tiles ahead, 2.36 for 32 bytes in two buffers, 2.34 for 256 x 16 in three: the step
 // costs about the same whatever the tile, so the larger tile pays. A100 (163 KB): 32 bytes,
-// three buffers (144 KB). The others: 16 bytes and two buffers (48 KB). Only Hopper measured.
+// three buffers (144 KB). The others: 16 bytes and two buffers (48 KB). complex<double>
+// takes blocks of 256 on both (with its 16-byte initial states, 512 would not fit: 173 KB
+// on the A100, 64 KB on Turing). Only Hopper measured.
 template <class T, int Family>
 struct linrec_gradient_shape {
   static constexpr bool hopper = Family >= 90 && Family < 120;
-  static constexpr int items(int bytes) { return static_cast<int>(bytes / sizeof(T)); }
+  static constexpr int items(int bytes) { return linrec_items<T>(bytes); }
+  static constexpr int small_threads = sizeof(linrec_state_t<T>) >= 16 ? 256 : 512;
   using policy = std::conditional_t<
       hopper, linrec_buffers_policy<512, items(64), 1, 2, 1>,
-      std::conditional_t<Family == 80, linrec_policy<512, items(32), 1, true>, linrec_policy<512, items(16), 1, false>>>;
+      std::conditional_t<Family == 80, linrec_policy<small_threads, items(32), 1, true>,
+                         linrec_policy<small_threads, items(16), 1, false>>>;
 };
 template <class T>
 struct linrec_gradient_tuning {
@@ -334,38 +458,56 @@ struct linrec_options {
   std::int64_t segments = 0;      // interleaved: 0 = automatic
 };
 
-template <class Source, class T>
+// S: the storage type of x, the final states and the initial states (the source's).
+template <class Source, class S>
 struct linrec_params {
   Source src;
-  T* x;                 // the solution, or nullptr (final states only)
-  T* final_x;           // the last state of each sequence, or nullptr
-  const T* x0s;         // one initial state per sequence, or nullptr: x0 for all
-  T x0;
+  S* x;                 // the solution, or nullptr (final states only)
+  S* final_x;           // the last state of each sequence, or nullptr
+  const S* x0s;         // one initial state per sequence, or nullptr: x0 for all
+  linrec_state_t<S> x0;
   std::int64_t n;       // batch * length
   std::int64_t length;  // elements per sequence (n for one sequence)
-  device::single_pass_schedule<affine_map<T>> schedule;
+  device::single_pass_schedule<affine_map<linrec_state_t<S>>> schedule;
   bool batched;       // more than one sequence: sequence starts inside the array
   bool vector_load;   // the input arrays are 16-byte aligned
   bool vector_store;  // the outputs are 16-byte aligned
   std::int64_t batch;   // sequences
 };
 
-// A nonzero product of nonzero factors stays nonzero (the underflow rule of affine_then).
-template <class T>
-__device__ __forceinline__ T keep_nonzero(T product) {
-  return product == T(0) ? std::copysign(smallest_subnormal<T>(), product) : product;
-}
+// One element of storage type S copied into shared memory by itself (an initial state, the
+// backward pass's edges). cp.async copies 4, 8 or 16 bytes, so a 16-bit element travels in
+// the aligned 4-byte word that holds it (`word`), with which half it is (`high`).
+template <class S, bool Narrow = (sizeof(S) < 4)>
+struct element_slot {
+  S value;
+};
+template <class S>
+struct element_slot<S, true> {
+  std::uint32_t word;
+  std::uint32_t high;  // 1: the element is the word's upper half
+};
 
-template <class Policy, class Source, class T>
+template <class Policy, class Source, class S>
 struct linrec_agent {
+  // S: the storage type (what the arrays and the tiles in shared memory hold); T: the
+  // state type everything is computed in.
+  using T = linrec_state_t<S>;
   using map_t = affine_map<T>;
-  using params_t = linrec_params<Source, T>;
+  using params_t = linrec_params<Source, S>;
   using block_scan_t = block_scan<map_t, Policy::block_threads>;
+  using slot_t = element_slot<S>;
 
-  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "linear recurrences over float or double");
+  static_assert(is_linrec_element_v<S>,
+                "linear recurrences over float, double, __half, __nv_bfloat16, complex<float> or complex<double>");
+  static_assert(std::is_same_v<typename Source::storage_type, S>, "the source's storage type");
+  // The tile holds the maps in the state type (converted maps and sequence starts written
+  // back for the finish), or, for the 16-bit types, only the operands as stored: their
+  // finish converts again and applies the sequence starts itself.
+  static constexpr bool maps_in_tile = std::is_same_v<S, T>;
   static constexpr int block_threads = Policy::block_threads;
   static constexpr int items = Policy::items_per_thread;
-  static constexpr int C = static_cast<int>(16 / sizeof(T));  // items per 16-byte word
+  static constexpr int C = static_cast<int>(16 / sizeof(S));  // items per 16-byte word
   static constexpr int W = items / C;                         // words per thread and array
   static_assert(W >= 1 && W <= 8 && (W & (W - 1)) == 0 && W * C == items,
                 "items per thread must be 1, 2, 4 or 8 16-byte words");
@@ -393,9 +535,9 @@ struct linrec_agent {
   // edge of each warp's part of the tile, into another warp's part (or tile): those two
   // elements are copied in with the warp's part, so that only warp barriers order the copies.
   struct gradient_storage {
-    uint4 x[B][tile_words];  // x (the forward solution); dL/da is written over it
-    T a_after[B][warps];     // a at the element after each warp's part (0 past the end)
-    T x_before[B][warps];    // x at the element before each warp's part (0 before the start)
+    uint4 x[B][tile_words];     // x (the forward solution); dL/da is written over it
+    slot_t a_after[B][warps];   // a at the element after each warp's part (0 past the end)
+    slot_t x_before[B][warps];  // x at the element before each warp's part (0 before the start)
   };
   struct no_storage {};
 
@@ -410,7 +552,7 @@ struct linrec_agent {
     // backward pass: that ends there, where x[-1] = x0 enters dL/da), copied in with the
     // tile (batches with x0s and sequences of at least `items`): a load at scan time would
     // put a memory round trip into every tile's critical path.
-    T start_state[B][block_threads];
+    slot_t start_state[B][block_threads];
     // Two of each, alternating from tile to tile (`parity`): a step has ONE barrier (the
     // block scan's), so a slot is rewritten only two steps after it was read, with a
     // barrier between.
@@ -449,10 +591,11 @@ struct linrec_agent {
     std::uint32_t start_mask = 0;  // shorter ones: bit c for item c
     std::uint32_t end_mask = 0;
   };
-  // Kept as they are, or (double: fewer registers, its streamed finish measured faster so)
-  // packed into one register: start + 1 and end + 1 in 8 bits each, the masks of sequences
-  // shorter than `items` found again in the finish.
-  static constexpr bool packed_marks = sizeof(T) == 8 && !by_offsets;
+  // Kept as they are, or (double and the complex types: fewer registers, double's
+  // streamed finish measured faster so) packed into one register: start + 1 and end + 1 in
+  // 8 bits each, the masks of sequences shorter than `items` found again in the finish.
+  // Not by offsets (their marks are found by the walk of the offsets).
+  static constexpr bool packed_marks = sizeof(T) >= 8 && !by_offsets;
   using kept_marks = std::conditional_t<packed_marks, std::uint32_t, sequence_marks>;
   kept_marks marks_scanned{};
   kept_marks marks_parked{};
@@ -516,22 +659,44 @@ struct linrec_agent {
     const int owner = word / W;
     return owner * W + ((word % W) ^ swizzle_of(owner));
   }
-  // Item e of a tile (by position as stored) in a buffer.
-  __device__ static T& item(uint4* buffer, int e) { return reinterpret_cast<T*>(buffer + physical(e / C))[e % C]; }
+  // Item e of a tile (by position as stored) in a buffer, as stored.
+  __device__ static S& item(uint4* buffer, int e) { return reinterpret_cast<S*>(buffer + physical(e / C))[e % C]; }
   // The thread's item c in scan order is its owner's item stored(c).
   __host__ __device__ static constexpr int stored(int c) { return reverse ? items - 1 - c : c; }
-  // Item c (scan order) of the thread's own items.
-  __device__ T& own_item(uint4* buffer, int c) const {
+  // Item c (scan order) of the thread's own items (the maps written back: maps_in_tile only).
+  __device__ S& own_item(uint4* buffer, int c) const {
     const int e = stored(c);
-    return reinterpret_cast<T*>(buffer + owner() * W + ((e / C) ^ swizzle))[e % C];
+    return reinterpret_cast<S*>(buffer + owner() * W + ((e / C) ^ swizzle))[e % C];
+  }
+  // One 16-byte word of a tile as C states (widened), and C states as one word (rounded).
+  __device__ static void unpack(uint4 r, T* v) {
+    if constexpr (std::is_same_v<S, T>) {
+      std::memcpy(v, &r, sizeof(r));
+    } else {
+      S w[C];
+      std::memcpy(w, &r, sizeof(r));
+#pragma unroll
+      for (int c = 0; c < C; ++c) v[c] = widen(w[c]);
+    }
+  }
+  __device__ static uint4 pack(const T* v) {
+    uint4 r;
+    if constexpr (std::is_same_v<S, T>) {
+      std::memcpy(&r, v, sizeof(r));
+    } else {
+      S w[C];
+#pragma unroll
+      for (int c = 0; c < C; ++c) w[c] = narrow<S>(v[c]);
+      std::memcpy(&r, w, sizeof(r));
+    }
+    return r;
   }
   // The thread's items of a buffer, in scan order.
   __device__ void read_own(const uint4* buffer, T (&v)[items]) const {
 #pragma unroll
     for (int j = 0; j < W; ++j) {
-      const uint4 r = buffer[owner() * W + (j ^ swizzle)];
       T w[C];
-      std::memcpy(w, &r, sizeof(r));
+      unpack(buffer[owner() * W + (j ^ swizzle)], w);
 #pragma unroll
       for (int c = 0; c < C; ++c) v[stored(j * C + c)] = w[c];
     }
@@ -542,9 +707,7 @@ struct linrec_agent {
       T w[C];
 #pragma unroll
       for (int c = 0; c < C; ++c) w[c] = v[stored(j * C + c)];
-      uint4 r;
-      std::memcpy(&r, w, sizeof(r));
-      buffer[owner() * W + (j ^ swizzle)] = r;
+      buffer[owner() * W + (j ^ swizzle)] = pack(w);
     }
   }
 
@@ -624,11 +787,46 @@ struct linrec_agent {
         : "memory");
 #else
     using word = std::conditional_t<Bytes == 4, unsigned, unsigned long long>;
-    *static_cast<word*>(to) = *static_cast<const word*>(from);  // a T, aligned as one
+    *static_cast<word*>(to) = *static_cast<const word*>(from);  // aligned as a word
 #endif
   }
-  __device__ static void copy_element_async(T* to, const T* from) {
-    copy_async(to, from, std::integral_constant<int, static_cast<int>(sizeof(T))>{});
+  // Element `index` of `array` (`count` elements) into a slot: asynchronously, except for
+  // a 16-bit element whose aligned word would reach past the array (its first element, at
+  // the upper half of a word, or its last, at the lower half): copied at once.
+  __device__ static void copy_element_async(slot_t* to, const S* array, std::int64_t index, std::int64_t count) {
+    const S* const from = array + index;
+    if constexpr (sizeof(S) >= 4) {
+      copy_async(&to->value, from, std::integral_constant<int, static_cast<int>(sizeof(S))>{});
+    } else {
+      const bool high = reinterpret_cast<std::uintptr_t>(from) % 4 != 0;
+      if (high ? index >= 1 : index + 1 < count) {
+        copy_async(&to->word, reinterpret_cast<const unsigned char*>(from) - (high ? 2 : 0),
+                   std::integral_constant<int, 4>{});
+        to->high = high ? 1u : 0u;
+      } else {
+        set_slot(*to, *from);
+      }
+    }
+  }
+  __device__ static void set_slot(slot_t& slot, S v) {
+    if constexpr (sizeof(S) >= 4) {
+      slot.value = v;
+    } else {
+      std::uint16_t bits;
+      std::memcpy(&bits, &v, sizeof(bits));
+      slot.word = bits;
+      slot.high = 0;
+    }
+  }
+  __device__ static T slot_value(const slot_t& slot) {
+    if constexpr (sizeof(S) >= 4) {
+      return widen(slot.value);
+    } else {
+      const auto bits = static_cast<std::uint16_t>(slot.high != 0 ? slot.word >> 16 : slot.word & 0xffffu);
+      S v;
+      std::memcpy(&v, &bits, sizeof(v));
+      return widen(v);
+    }
   }
 
   __device__ bool starts_staged() const {
@@ -659,25 +857,25 @@ struct linrec_agent {
     if constexpr (gradient) {
       if (lane != 0) return;
       const std::int64_t after = first + (region() + 1) * warp_items;
-      T* const a_after = &s.grad.a_after[buf][region()];
+      slot_t& a_after = s.grad.a_after[buf][region()];
       if (after >= p.n) {
-        *a_after = T(0);  // the end of the array: the last element starts the scan, no a[i+1]
+        set_slot(a_after, S{});  // the end of the array: the last element starts the scan, no a[i+1]
       } else if constexpr (Async) {
-        copy_element_async(a_after, p.src.p + after);
+        copy_element_async(&a_after, p.src.p, after, p.n);
       } else {
-        *a_after = p.src.p[after];
+        set_slot(a_after, p.src.p[after]);
       }
       if (!reads_x()) return;
       const std::int64_t before = first + region() * warp_items - 1;
-      T* const x_before = &s.grad.x_before[buf][region()];
+      slot_t& x_before = s.grad.x_before[buf][region()];
       if (before < 0 || before >= p.n) {
         // the first element (x0 takes its place), or a warp whose part of a partial tile
         // is past the end (its items do not exist; the value is never used)
-        *x_before = T(0);
+        set_slot(x_before, S{});
       } else if constexpr (Async) {
-        copy_element_async(x_before, p.src.r + before);
+        copy_element_async(&x_before, p.src.r, before, p.n);
       } else {
-        *x_before = p.src.r[before];
+        set_slot(x_before, p.src.r[before]);
       }
     }
   }
@@ -707,7 +905,7 @@ struct linrec_agent {
       }
       if (starts_staged() && (!gradient || reads_x())) {
         const std::int64_t sequence = thread_start_sequence(tile);
-        if (sequence >= 0) copy_element_async(&s.start_state[buf][threadIdx.x], p.x0s + sequence);
+        if (sequence >= 0) copy_element_async(&s.start_state[buf][threadIdx.x], p.x0s, sequence, p.batch);
       }
     }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -721,7 +919,7 @@ struct linrec_agent {
   __device__ void prefetch_l2(std::int64_t tile) const {
     if (tile >= p.schedule.num_tiles || !staged(tile)) return;
     const std::int64_t first = base(tile) + region() * warp_items;
-    constexpr int bytes = warp_items * static_cast<int>(sizeof(T));
+    constexpr int bytes = warp_items * static_cast<int>(sizeof(S));
     detail::warp_prefetch_l2<bytes>(p.src.p + first, lane);
     if constexpr (Source::arrays >= 2) detail::warp_prefetch_l2<bytes>(p.src.q + first, lane);
     if constexpr (gradient) {
@@ -744,15 +942,15 @@ struct linrec_agent {
       for (int k = 0; k < items; ++k) {
         const int e = region() * warp_items + k * 32 + lane;
         const bool exists = e < left;
-        item(s.a[buf], e) = exists ? p.src.p[first + e] : T(0);
-        if constexpr (Source::arrays >= 2) item(s.b[buf], e) = exists ? p.src.q[first + e] : T(0);
+        item(s.a[buf], e) = exists ? p.src.p[first + e] : S{};
+        if constexpr (Source::arrays >= 2) item(s.b[buf], e) = exists ? p.src.q[first + e] : S{};
       }
       if constexpr (gradient) {
         if (reads_x()) {
 #pragma unroll
           for (int k = 0; k < items; ++k) {
             const int e = region() * warp_items + k * 32 + lane;
-            item(s.grad.x[buf], e) = e < left ? p.src.r[first + e] : T(0);
+            item(s.grad.x[buf], e) = e < left ? p.src.r[first + e] : S{};
           }
         }
         copy_edges<false>(first, buf);
@@ -774,7 +972,9 @@ struct linrec_agent {
     const std::int64_t k = p.batched ? j / p.length : 0;
     return reverse ? p.batch - 1 - k : k;
   }
-  __device__ T initial_state(std::int64_t sequence) const { return p.x0s != nullptr ? p.x0s[sequence] : p.x0; }
+  __device__ T initial_state(std::int64_t sequence) const {
+    return p.x0s != nullptr ? widen(p.x0s[sequence]) : p.x0;
+  }
   // Position q of a sequence (from its start) is its last (forward).
   __device__ bool ends(std::int64_t q) const {
     return p.length >= items ? q + 1 == p.length : (q + 1) % p.length == 0;
@@ -809,7 +1009,8 @@ struct linrec_agent {
   }
   // The initial state for the marked item c (`one`): staged with the tile, or loaded.
   __device__ T marked_state(int buf, std::int64_t tile, std::int64_t j) const {
-    return starts_staged() && staged(tile) ? s.start_state[buf][threadIdx.x] : initial_state(sequence_of(j));
+    return starts_staged() && staged(tile) ? slot_value(s.start_state[buf][threadIdx.x])
+                                           : initial_state(sequence_of(j));
   }
 
   // ---- variable-length sequences (by_offsets) ----
@@ -889,12 +1090,8 @@ struct linrec_agent {
     uint4* const wb = &s.b[buf][owner() * W];
 #pragma unroll
     for (int j = 0; j < W; ++j) {
-      const uint4 ra = wa[j ^ swizzle];
-      std::memcpy(&a[j * C], &ra, sizeof(ra));
-      if constexpr (Source::arrays == 2) {
-        const uint4 rb = wb[j ^ swizzle];
-        std::memcpy(&b[j * C], &rb, sizeof(rb));
-      }
+      unpack(wa[j ^ swizzle], &a[j * C]);
+      if constexpr (Source::arrays == 2) unpack(wb[j ^ swizzle], &b[j * C]);
     }
     if constexpr (reverse) {  // scan order: last to first (read_own, written so: fewer spills, ptxas sm_90)
 #pragma unroll
@@ -920,7 +1117,7 @@ struct linrec_agent {
       a[c] = m.a;
       b[c] = m.b;
     }
-    if constexpr (!maps_as_read) {
+    if constexpr (!maps_as_read && maps_in_tile) {
       if constexpr (reverse) {
         write_own(s.a[buf], a);
         write_own(s.b[buf], b);
@@ -958,7 +1155,7 @@ struct linrec_agent {
       const std::int64_t to_start = lo + (p.batched ? to_next_start(first) : 0);
       if (to_start >= left) return;
       const int c0 = static_cast<int>(to_start);
-      const T x0 = starts_staged() && staged(tile) ? s.start_state[buf][threadIdx.x]
+      const T x0 = starts_staged() && staged(tile) ? slot_value(s.start_state[buf][threadIdx.x])
                                                    : initial_state(p.batched ? sequence_of(j0 + c0) : 0);
 #pragma unroll
       for (int c = 0; c < items; ++c) {
@@ -974,12 +1171,15 @@ struct linrec_agent {
     }
   }
 
-  // Item c starts a sequence: its map becomes the constant (0, f(x0)), written back for the finish.
+  // Item c starts a sequence: its map becomes the constant (0, f(x0)), written back for the
+  // finish (16-bit tiles: the finish applies the start again, finish_converting).
   __device__ void make_start(int buf, int c, T x0, T (&a)[items], T (&b)[items]) {
     b[c] = apply(map_t{a[c], b[c]}, x0);
     a[c] = T(0);
-    own_item(s.a[buf], c) = a[c];
-    own_item(s.b[buf], c) = b[c];
+    if constexpr (maps_in_tile) {
+      own_item(s.a[buf], c) = a[c];
+      own_item(s.b[buf], c) = b[c];
+    }
   }
 
   // Where sequences start and end among the thread's items of `tile` (scan order; the
@@ -1024,9 +1224,10 @@ struct linrec_agent {
                                 T (&g)[items]) const {
     read_own(s.a[buf], own_a);
     read_own(s.b[buf], g);
-    a[0] = owner() % 32 == 31 ? s.grad.a_after[buf][region()] : item(s.a[buf], (owner() + 1) * items);
+    a[0] = conj_of(owner() % 32 == 31 ? slot_value(s.grad.a_after[buf][region()])
+                                      : widen(item(s.a[buf], (owner() + 1) * items)));
 #pragma unroll
-    for (int c = 1; c < items; ++c) a[c] = own_a[c - 1];
+    for (int c = 1; c < items; ++c) a[c] = conj_of(own_a[c - 1]);
     if (tile == 0) {  // the scan's first tile: items before the first element (a partial tile)
       const int lo = first_existing(first_position(tile));
 #pragma unroll
@@ -1104,7 +1305,7 @@ struct linrec_agent {
 
   // The warp's part of a finished buffer out to `out` (coalesced; streaming stores: read
   // by no one here).
-  __device__ void store(uint4* buffer, std::int64_t tile, T* out) const {
+  __device__ void store(uint4* buffer, std::int64_t tile, S* out) const {
     const std::int64_t first = base(tile);
     if (is_full(tile) && p.vector_store) {
 #pragma unroll
@@ -1138,18 +1339,43 @@ struct linrec_agent {
     }
     uint4* const wa = &s.a[buf][owner() * W];
     uint4* const wb = &s.b[buf][owner() * W];
+    // 16-bit tiles hold the operands as stored: the maps are formed again here and each
+    // sequence start sets the state to its initial state (the same bits as the start map
+    // (0, f(x0)) the scan composed: f applied to x0).
+    [[maybe_unused]] sequence_marks starts;
+    [[maybe_unused]] std::int64_t j0 = 0;
+    [[maybe_unused]] int left = items;  // the thread's items that exist: [0, left) (forward)
+    if constexpr (!maps_in_tile) {
+      starts = find_marks(tile);
+      j0 = first_position(tile);
+      if (!is_full(tile)) left = end_existing(j0);
+    }
     T x[items];  // scan order
 #pragma unroll
     for (int jj = 0; jj < W; ++jj) {
       const int j = reverse ? W - 1 - jj : jj;  // the thread's words in scan order
       T a[C], b[C];
-      const uint4 ra = wa[j ^ swizzle];
-      const uint4 rb = wb[j ^ swizzle];
-      std::memcpy(a, &ra, sizeof(ra));
-      std::memcpy(b, &rb, sizeof(rb));
+      unpack(wa[j ^ swizzle], a);
+      if constexpr (maps_in_tile || Source::arrays == 2) unpack(wb[j ^ swizzle], b);
+      if constexpr (!maps_in_tile) {
+#pragma unroll
+        for (int c = 0; c < C; ++c) {
+          const map_t m = p.src.map(a[c], Source::arrays == 2 ? b[c] : T(0));
+          a[c] = m.a;
+          b[c] = m.b;
+        }
+      }
 #pragma unroll
       for (int cc = 0; cc < C; ++cc) {
         const int c = reverse ? C - 1 - cc : cc;
+        if constexpr (!maps_in_tile) {
+          const int k = jj * C + cc;  // scan order
+          if (k == starts.start && k < left) {
+            state = marked_state(buf, tile, j0 + k);
+          } else if (((starts.start_mask >> k) & 1u) && k < left) {
+            state = initial_state(sequence_of(j0 + k));
+          }
+        }
         state = a[c] == T(0) ? b[c] : fused(a[c], state, b[c]);  // apply(), the reset rule
         x[jj * C + cc] = state;
       }
@@ -1163,11 +1389,7 @@ struct linrec_agent {
       write_own(s.b[buf], x);
     } else {
 #pragma unroll
-      for (int j = 0; j < W; ++j) {
-        uint4 rx;
-        std::memcpy(&rx, &x[j * C], sizeof(rx));
-        wb[j ^ swizzle] = rx;
-      }
+      for (int j = 0; j < W; ++j) wb[j ^ swizzle] = pack(&x[j * C]);
     }
     __syncwarp();
     if constexpr (reverse) {
@@ -1201,7 +1423,8 @@ struct linrec_agent {
   // the other way), or word by word with the marks packed (double: 1.87 ms at 2^27 against
   // 2.06). ptxas spills some registers either way (the tile is the forward's, with a third
   // array and the shifts).
-  static constexpr bool streamed_finish = sizeof(T) == 8 && !by_offsets;
+  static constexpr bool streamed_finish = sizeof(T) >= 8 && !by_offsets;  // double and the complex types
+  static_assert(!streamed_finish || std::is_same_v<S, T>, "the streamed finish reads g back as stored");
   __device__ void finish_gradient(int buf, std::int64_t tile, T state) {
     if constexpr (streamed_finish) {
       finish_gradient_streamed(buf, tile, state);
@@ -1223,14 +1446,16 @@ struct linrec_agent {
           if (!first) return;
 #pragma unroll
           for (int c = 0; c < items; ++c) {
-            if (c == stored(e)) p.src.grad_x0[sequence] = own_a[c] == T(0) ? T(0) : own_a[c] * g[c];
+            if (c == stored(e)) {
+              p.src.grad_x0[sequence] = narrow<S>(own_a[c] == T(0) ? T(0) : conj_of(own_a[c]) * g[c]);
+            }
           }
         });
       } else {
 #pragma unroll
         for (int c = 0; c < items; ++c) {
           if (c == m.end || ((m.end_mask >> c) & 1u)) {
-            p.src.grad_x0[sequence_of(j0 + c)] = own_a[c] == T(0) ? T(0) : own_a[c] * g[c];
+            p.src.grad_x0[sequence_of(j0 + c)] = narrow<S>(own_a[c] == T(0) ? T(0) : conj_of(own_a[c]) * g[c]);
           }
         }
       }
@@ -1238,7 +1463,8 @@ struct linrec_agent {
     if (reads_x()) {
       T x[items];
       read_own(s.grad.x[buf], x);
-      const T before = owner() % 32 == 0 ? s.grad.x_before[buf][region()] : item(s.grad.x[buf], owner() * items - 1);
+      const T before = owner() % 32 == 0 ? slot_value(s.grad.x_before[buf][region()])
+                                         : widen(item(s.grad.x[buf], owner() * items - 1));
       const T x0 = m.end >= 0 ? marked_state(buf, tile, j0 + m.end) : T(0);
       T da[items];
 #pragma unroll
@@ -1248,7 +1474,7 @@ struct linrec_agent {
         if constexpr (!by_offsets) {
           if ((m.end_mask >> c) & 1u) previous = initial_state(sequence_of(j0 + c));
         }
-        da[c] = g[c] * previous;
+        da[c] = g[c] * conj_of(previous);
       }
       if constexpr (by_offsets) {  // x[-1] = x0 at each sequence's first element
         if (ends) {
@@ -1257,7 +1483,7 @@ struct linrec_agent {
             const T x0s = initial_state(sequence);
 #pragma unroll
             for (int c = 0; c < items; ++c) {
-              if (c == stored(e)) da[c] = g[c] * x0s;
+              if (c == stored(e)) da[c] = g[c] * conj_of(x0s);
             }
           });
         }
@@ -1283,21 +1509,20 @@ struct linrec_agent {
     uint4* const wg = &s.b[buf][owner() * W];
     {
       const int lo = tile == 0 ? first_existing(first_position(tile)) : 0;  // missing items: tile 0 only
-      T a_next = owner() % 32 == 31 ? s.grad.a_after[buf][region()] : item(s.a[buf], (owner() + 1) * items);
+      T a_next = owner() % 32 == 31 ? slot_value(s.grad.a_after[buf][region()])
+                                    : widen(item(s.a[buf], (owner() + 1) * items));
       const uint4* const wa = &s.a[buf][owner() * W];
 #pragma unroll
       for (int jj = 0; jj < W; ++jj) {  // the thread's words in scan order: last to first
         const int j = W - 1 - jj;
         T a[C], gw[C];
-        const uint4 ra = wa[j ^ swizzle];
-        uint4 rg = wg[j ^ swizzle];
-        std::memcpy(a, &ra, sizeof(ra));
-        std::memcpy(gw, &rg, sizeof(rg));
+        unpack(wa[j ^ swizzle], a);
+        unpack(wg[j ^ swizzle], gw);
 #pragma unroll
         for (int cc = 0; cc < C; ++cc) {
           const int c = jj * C + cc;  // the item in scan order, stored as j * C + e
           const int e = C - 1 - cc;
-          T map_a = a_next;
+          T map_a = conj_of(a_next);
           T map_b = gw[e];
           a_next = a[e];
           if (c < lo) {
@@ -1308,36 +1533,33 @@ struct linrec_agent {
           state = map_a == T(0) ? map_b : fused(map_a, state, map_b);
           gw[e] = state;
           if (p.src.grad_x0 != nullptr && (c == m.end || ((m.end_mask >> c) & 1u))) {
-            p.src.grad_x0[sequence_of(j0 + c)] = a[e] == T(0) ? T(0) : a[e] * state;
+            p.src.grad_x0[sequence_of(j0 + c)] = narrow<S>(a[e] == T(0) ? T(0) : conj_of(a[e]) * state);
           }
         }
-        std::memcpy(&rg, gw, sizeof(rg));
-        wg[j ^ swizzle] = rg;  // the thread's own word: read by no other lane
+        wg[j ^ swizzle] = pack(gw);  // the thread's own word: read by no other lane
       }
     }
     if (reads_x()) {
-      T previous = owner() % 32 == 0 ? s.grad.x_before[buf][region()] : item(s.grad.x[buf], owner() * items - 1);
+      T previous = owner() % 32 == 0 ? slot_value(s.grad.x_before[buf][region()])
+                                     : widen(item(s.grad.x[buf], owner() * items - 1));
       const T x0 = m.end >= 0 ? marked_state(buf, tile, j0 + m.end) : T(0);
       __syncwarp();  // every lane has read its neighbour's last x before dL/da goes over x
       uint4* const wx = &s.grad.x[buf][owner() * W];
 #pragma unroll
       for (int j = 0; j < W; ++j) {  // as stored: first to last
-        uint4 rx = wx[j ^ swizzle];
-        const uint4 rg = wg[j ^ swizzle];
         T x[C], g[C], da[C];
-        std::memcpy(x, &rx, sizeof(rx));
-        std::memcpy(g, &rg, sizeof(rg));
+        unpack(wx[j ^ swizzle], x);
+        unpack(wg[j ^ swizzle], g);
 #pragma unroll
         for (int e = 0; e < C; ++e) {
           const int c = stored(j * C + e);  // the item in scan order
           T before = previous;
           if (c == m.end) before = x0;
           if ((m.end_mask >> c) & 1u) before = initial_state(sequence_of(j0 + c));
-          da[e] = g[e] * before;
+          da[e] = g[e] * conj_of(before);
           previous = x[e];
         }
-        std::memcpy(&rx, da, sizeof(rx));
-        wx[j ^ swizzle] = rx;
+        wx[j ^ swizzle] = pack(da);
       }
     }
     __syncwarp();
@@ -1365,7 +1587,7 @@ struct linrec_agent {
       marks<true>(j0, first_existing(j0), end_existing(j0), one, mask);
 #pragma unroll
       for (int c = 0; c < items; ++c) {
-        if (c == one || ((mask >> c) & 1u)) p.final_x[sequence_of(j0 + c)] = x[c];
+        if (c == one || ((mask >> c) & 1u)) p.final_x[sequence_of(j0 + c)] = narrow<S>(x[c]);
       }
     } else {
       if (!p.batched) {
@@ -1373,7 +1595,7 @@ struct linrec_agent {
         if (last >= 0 && last < items) {
 #pragma unroll
           for (int c = 0; c < items; ++c) {
-            if (c == last) p.final_x[0] = x[c];
+            if (c == last) p.final_x[0] = narrow<S>(x[c]);
           }
         }
         return;
@@ -1383,7 +1605,7 @@ struct linrec_agent {
       const std::int64_t first = j0 % p.length;
 #pragma unroll
       for (int c = 0; c < items; ++c) {
-        if (c < left && ends(first + c)) p.final_x[(j0 + c) / p.length] = x[c];
+        if (c < left && ends(first + c)) p.final_x[(j0 + c) / p.length] = narrow<S>(x[c]);
       }
     }
   }
@@ -1482,13 +1704,14 @@ __global__ void linrec_initial_states_kernel(T* final_x, const T* x0s, T x0, std
 template <class Tuning, class T>
 constexpr std::size_t rows_temp_bytes(std::int64_t n) {
   return arch::max_over_policies<Tuning>([&](auto policy) {
-    return 256 + device::tile_state<affine_map<T>>::storage_bytes(
+    return 256 + device::tile_state<affine_map<linrec_state_t<T>>>::storage_bytes(
                      detail::ceil_div<std::int64_t>(n, decltype(policy)::type::tile_items));
   });
 }
 
 // The single-pass kernel's parameters: tile states at `states` (aligned temp storage),
-// vector accesses where every array they touch is 16-byte aligned.
+// vector accesses where every array they touch is 16-byte aligned. T: the storage type (x0
+// too, as the caller holds it).
 template <class Source, class T>
 linrec_params<Source, T> tile_params(const Source& src, T* d_x, T* d_final, std::int64_t batch, std::int64_t length,
                                      const T* d_x0s, T x0, unsigned char* states, std::int64_t num_tiles) {
@@ -1503,17 +1726,18 @@ linrec_params<Source, T> tile_params(const Source& src, T* d_x, T* d_final, std:
           .x = d_x,
           .final_x = d_final,
           .x0s = d_x0s,
-          .x0 = x0,
+          .x0 = widen(x0),
           .n = batch * length,
           .length = length,
-          .schedule = {{device::tile_state<affine_map<T>>(states, num_tiles)}, num_tiles, {}},
+          .schedule = {{device::tile_state<affine_map<linrec_state_t<T>>>(states, num_tiles)}, num_tiles, {}},
           .batched = batch > 1,
           .vector_load = vector_load,
           .vector_store = vector_store,
           .batch = batch};
 }
 
-// One sequence (batch == 1, length == n) or a row-major batch. x and/or final_x.
+// One sequence (batch == 1, length == n) or a row-major batch. x and/or final_x. T: the
+// storage type.
 template <class Tuning, class Source, class T>
 [[nodiscard]] cudaError_t dispatch_rows(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
                                         std::int64_t batch, std::int64_t length, const T* d_x0s, T x0,
@@ -1546,7 +1770,7 @@ template <class Tuning, class Source, class T>
     const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
     auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
     const auto params = tile_params(src, d_x, d_final, batch, length, d_x0s, x0, base, num_tiles);
-    // The agent's temp storage is dynamic shared memory: the parked and the staged tile
+    // The agent's temp storage is dynamic shared memory: the parked and the staged tiles
     // do not fit in the 48 KB of static shared memory.
     return device::launch_single_pass<kernel>(params, Policy::block_threads, linrec_agent<Policy, Source, T>::smem_bytes,
                                               options.mode, options.max_blocks, stream);
@@ -1668,9 +1892,10 @@ inline constexpr std::int64_t column_target_threads = std::int64_t{1} << 18;
 inline constexpr std::int64_t column_min_segment = 64;
 
 // What the column kernels of a solve and of the backward pass share: the batch, its
-// initial states and its segments.
+// initial states (storage type T) and its segments (maps and states in the state type).
 template <class T>
 struct column_shape {
+  using state_type = linrec_state_t<T>;
   const T* x0s;
   T x0;
   std::int64_t batch;           // sequences
@@ -1678,9 +1903,9 @@ struct column_shape {
   std::int64_t channels;        // sequences per group: interleaved batch (one group), or C of [B, T, C]
   std::int64_t segments;        // S
   std::int64_t segment_length;  // ceil(length / S)
-  T* segment_a;                 // [batch, S] maps of the segments (pass 1)
-  T* segment_b;
-  const T* segment_states;      // [batch, S]: state after each segment (pass 2), or nullptr with S == 1
+  state_type* segment_a;        // [batch, S] maps of the segments (pass 1)
+  state_type* segment_b;
+  const state_type* segment_states;  // [batch, S]: state after each segment (pass 2), or nullptr with S == 1
 };
 
 template <class Source, class T>
@@ -1725,9 +1950,10 @@ __device__ __forceinline__ void for_each_column_segment(const P& p, F&& f) {
 
 // Walks rows [t0, t1) of sequence k in the source's direction (reverse: t1 - 1 down to t0)
 // from `state`: composes (Compose) or solves, writing x.
-template <bool Compose, class Source, class T>
+// (T: the storage type; maps and states in V, the state type.)
+template <bool Compose, class Source, class T, class V = linrec_state_t<T>>
 __device__ __forceinline__ void walk_column(const column_params<Source, T>& p, std::int64_t k, std::int64_t t0,
-                                            std::int64_t t1, affine_map<T>& composed, T& state) {
+                                            std::int64_t t1, affine_map<V>& composed, V& state) {
   constexpr bool reverse = Source::direction == linrec_direction::reverse;
   const affine_then op;
   // The i-th row of the walk.
@@ -1736,30 +1962,31 @@ __device__ __forceinline__ void walk_column(const column_params<Source, T>& p, s
   const std::int64_t rows = t1 - t0;
   std::int64_t i = 0;
   for (; i + column_unroll <= rows; i += column_unroll) {
-    T pv[column_unroll], qv[column_unroll];
+    V pv[column_unroll], qv[column_unroll];
 #pragma unroll
     for (int u = 0; u < column_unroll; ++u) {
-      pv[u] = p.src.p[element(i + u)];
-      if constexpr (Source::arrays == 2) qv[u] = p.src.q[element(i + u)];
+      pv[u] = widen(p.src.p[element(i + u)]);
+      if constexpr (Source::arrays == 2) qv[u] = widen(p.src.q[element(i + u)]);
     }
 #pragma unroll
     for (int u = 0; u < column_unroll; ++u) {
-      const affine_map<T> m = p.src.map(pv[u], Source::arrays == 2 ? qv[u] : T(0));
+      const affine_map<V> m = p.src.map(pv[u], Source::arrays == 2 ? qv[u] : V(0));
       if constexpr (Compose) {
         composed = op(composed, m);
       } else {
         state = apply(m, state);
-        if (p.x != nullptr) p.x[element(i + u)] = state;
+        if (p.x != nullptr) p.x[element(i + u)] = narrow<T>(state);
       }
     }
   }
   for (; i < rows; ++i) {
-    const affine_map<T> m = p.src.map(p.src.p[element(i)], Source::arrays == 2 ? p.src.q[element(i)] : T(0));
+    const affine_map<V> m =
+        p.src.map(widen(p.src.p[element(i)]), Source::arrays == 2 ? widen(p.src.q[element(i)]) : V(0));
     if constexpr (Compose) {
       composed = op(composed, m);
     } else {
       state = apply(m, state);
-      if (p.x != nullptr) p.x[element(i)] = state;
+      if (p.x != nullptr) p.x[element(i)] = narrow<T>(state);
     }
   }
 }
@@ -1769,12 +1996,13 @@ __device__ __forceinline__ void walk_column(const column_params<Source, T>& p, s
 template <class Source, class T>
 __global__ void __launch_bounds__(column_threads) linrec_column_maps_kernel(const __grid_constant__ column_params<Source, T> p) {
   constexpr bool reverse = Source::direction == linrec_direction::reverse;
+  using V = linrec_state_t<T>;
   for_each_column_segment(p, [&](std::int64_t k, std::int64_t segment, std::int64_t t0, std::int64_t t1) {
-    affine_map<T> composed{T(1), T(0)};  // an empty segment (possible in the last ones): the identity
+    affine_map<V> composed{V(1), V(0)};  // an empty segment (possible in the last ones): the identity
     if (t0 < t1) {  // else start from the first map: composing onto (1, 0) would turn Inf * 0 into NaN
       const std::int64_t first = column_origin(p, k) + (reverse ? t1 - 1 : t0) * p.channels;
-      composed = p.src.map(p.src.p[first], Source::arrays == 2 ? p.src.q[first] : T(0));
-      T unused = T(0);
+      composed = p.src.map(widen(p.src.p[first]), Source::arrays == 2 ? widen(p.src.q[first]) : V(0));
+      V unused = V(0);
       if constexpr (reverse) {
         walk_column<true>(p, k, t0, t1 - 1, composed, unused);
       } else {
@@ -1791,14 +2019,15 @@ __global__ void __launch_bounds__(column_threads) linrec_column_maps_kernel(cons
 template <class Source, class T>
 __global__ void __launch_bounds__(column_threads) linrec_column_solve_kernel(const __grid_constant__ column_params<Source, T> p) {
   constexpr bool reverse = Source::direction == linrec_direction::reverse;
+  using V = linrec_state_t<T>;
   for_each_column_segment(p, [&](std::int64_t k, std::int64_t segment, std::int64_t t0, std::int64_t t1) {
     const std::int64_t first_segment = reverse ? p.segments - 1 : 0;  // in the walk's order
     const std::int64_t entering = reverse ? segment + 1 : segment - 1;
-    T state = segment == first_segment ? (p.x0s != nullptr ? p.x0s[k] : p.x0)
+    V state = segment == first_segment ? widen(p.x0s != nullptr ? p.x0s[k] : p.x0)
                                        : p.segment_states[k * p.segments + entering];
-    affine_map<T> unused{T(1), T(0)};
+    affine_map<V> unused{V(1), V(0)};
     walk_column<false>(p, k, t0, t1, unused, state);
-    if (p.final_x != nullptr && segment == p.segments - 1 - first_segment) p.final_x[k] = state;
+    if (p.final_x != nullptr && segment == p.segments - 1 - first_segment) p.final_x[k] = narrow<T>(state);
   });
 }
 
@@ -1835,6 +2064,24 @@ inline int column_grid(std::int64_t threads) {
   return static_cast<int>(blocks < (1 << 20) ? blocks : (1 << 20));
 }
 
+// Storage to state type and back, element by element (the 16-bit types' segmented columns).
+template <class T>
+__global__ void __launch_bounds__(column_threads)
+    linrec_widen_kernel(const T* in, linrec_state_t<T>* out, std::int64_t n) {
+  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(column_threads) + threadIdx.x; k < n;
+       k += static_cast<std::int64_t>(gridDim.x) * column_threads) {
+    out[k] = widen(in[k]);
+  }
+}
+template <class T>
+__global__ void __launch_bounds__(column_threads)
+    linrec_narrow_kernel(const linrec_state_t<T>* in, T* out, std::int64_t n) {
+  for (std::int64_t k = blockIdx.x * static_cast<std::int64_t>(column_threads) + threadIdx.x; k < n;
+       k += static_cast<std::int64_t>(gridDim.x) * column_threads) {
+    out[k] = narrow<T>(in[k]);
+  }
+}
+
 // The row-major solve of the segment maps ([batch, S]) in the direction of `Source`.
 template <class Source, class T>
 using segment_source = std::conditional_t<Source::direction == linrec_direction::reverse, reversed<ab_source<T>>,
@@ -1857,28 +2104,60 @@ template <class Policy, class SegmentSource, class Params, class T>
                                             void (*maps_kernel)(Params), void (*solve_kernel)(Params), bool solve,
                                             T* d_final, const T* d_x0s, T x0, cudaStream_t stream,
                                             const linrec_options& options) {
+  // The segment maps and states are in the state type V. For the 16-bit types (V = float,
+  // T the storage) pass 2 runs in V too: the initial states are widened into temp storage
+  // before it and its final states rounded from temp storage after it (two small kernels,
+  // `batch` elements each), so no state is rounded on its way.
+  using V = linrec_state_t<T>;
+  constexpr bool widened = !std::is_same_v<T, V>;
+  // (the 16-bit types' tile shapes are not V's: pass 2 takes V's default)
+  using inner_policy = std::conditional_t<widened, default_linrec_policy<V>, Policy>;
   const std::int64_t maps = params.batch * params.segments;
-  const std::size_t slice = detail::align_up(static_cast<std::size_t>(maps) * sizeof(T));
+  const std::size_t slice = detail::align_up(static_cast<std::size_t>(maps) * sizeof(V));
+  const std::size_t per_sequence = widened ? detail::align_up(static_cast<std::size_t>(params.batch) * sizeof(V)) : 0;
+  const bool widen_x0s = widened && d_x0s != nullptr;
+  const bool narrow_final = widened && d_final != nullptr;
   std::size_t inner_bytes = 0;
-  SCANLAB_TRY((dispatch_rows<Policy>(nullptr, inner_bytes, segment_maps<SegmentSource, T>(nullptr, nullptr),
-                                     static_cast<T*>(nullptr), static_cast<T*>(nullptr), params.batch, params.segments,
-                                     d_x0s, x0, stream)));
-  const std::size_t required = 256 + 3 * slice + inner_bytes;
+  SCANLAB_TRY((dispatch_rows<inner_policy>(nullptr, inner_bytes, segment_maps<SegmentSource, V>(nullptr, nullptr),
+                                     static_cast<V*>(nullptr), static_cast<V*>(nullptr), params.batch, params.segments,
+                                     static_cast<const V*>(nullptr), V(0), stream)));
+  const std::size_t required = 256 + 3 * slice + 2 * per_sequence + inner_bytes;
   if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-  params.segment_a = reinterpret_cast<T*>(base);
-  params.segment_b = reinterpret_cast<T*>(base + slice);
-  T* states = reinterpret_cast<T*>(base + 2 * slice);
+  params.segment_a = reinterpret_cast<V*>(base);
+  params.segment_b = reinterpret_cast<V*>(base + slice);
+  V* states = reinterpret_cast<V*>(base + 2 * slice);
   params.segment_states = states;
-  void* inner_temp = base + 3 * slice;
+  V* const wide_x0s = reinterpret_cast<V*>(base + 3 * slice);
+  V* const wide_final = reinterpret_cast<V*>(base + 3 * slice + per_sequence);
+  void* inner_temp = base + 3 * slice + 2 * per_sequence;
 
   const int grid = column_grid(maps);
   SCANLAB_TRY(detail::launch(maps_kernel, grid, column_threads, 0, stream, params));
   // Pass 2: the state after each segment (and, the last one, the final state).
-  SCANLAB_TRY((dispatch_rows<Policy>(inner_temp, inner_bytes,
-                                     segment_maps<SegmentSource, T>(params.segment_a, params.segment_b),
-                                     solve ? states : nullptr, d_final, params.batch, params.segments, d_x0s, x0,
+  const V* x0s_v = nullptr;
+  V* final_v = nullptr;
+  if constexpr (widened) {
+    if (widen_x0s) {
+      SCANLAB_TRY(detail::launch(linrec_widen_kernel<T>, column_grid(params.batch), column_threads, 0, stream, d_x0s,
+                                 wide_x0s, params.batch));
+    }
+    x0s_v = widen_x0s ? wide_x0s : nullptr;
+    final_v = narrow_final ? wide_final : nullptr;
+  } else {
+    x0s_v = d_x0s;
+    final_v = d_final;
+  }
+  SCANLAB_TRY((dispatch_rows<inner_policy>(inner_temp, inner_bytes,
+                                     segment_maps<SegmentSource, V>(params.segment_a, params.segment_b),
+                                     solve ? states : nullptr, final_v, params.batch, params.segments, x0s_v, widen(x0),
                                      stream, options)));
+  if constexpr (widened) {
+    if (narrow_final) {
+      SCANLAB_TRY(detail::launch(linrec_narrow_kernel<T>, column_grid(params.batch), column_threads, 0, stream,
+                                 static_cast<const V*>(wide_final), d_final, params.batch));
+    }
+  }
   if (!solve) return cudaSuccess;
   return detail::launch(solve_kernel, grid, column_threads, 0, stream, params);
 }
@@ -1929,46 +2208,47 @@ struct column_gradient_params : column_shape<T> {
 
 // Rows t1 - 1 down to t0 of sequence k. Compose: the segment's map; otherwise the
 // gradients from the state g below the segment.
-template <bool Compose, class T>
+// (T: the storage type; V: the state type; complex: conj(a) and conj(x), gradient_source.)
+template <bool Compose, class T, class V = linrec_state_t<T>>
 __device__ __forceinline__ void walk_gradient_column(const column_gradient_params<T>& p, std::int64_t k,
-                                                     std::int64_t t0, std::int64_t t1, affine_map<T>& composed,
-                                                     T& g) {
+                                                     std::int64_t t0, std::int64_t t1, affine_map<V>& composed,
+                                                     V& g) {
   const affine_then op;
   const std::int64_t origin = column_origin(p, k);
   const auto element = [&](std::int64_t t) { return origin + t * p.channels; };
   // a of the row below (the next in time): 0 below the last row (nothing follows it).
-  T a_below = t1 < p.length ? p.src.p[element(t1)] : T(0);
+  V a_below = t1 < p.length ? widen(p.src.p[element(t1)]) : V(0);
   bool first = Compose;
   for (std::int64_t top = t1; top > t0;) {
     const int rows = top - t0 >= column_unroll ? column_unroll : static_cast<int>(top - t0);
-    T av[column_unroll], gv[column_unroll], xv[column_unroll];
+    V av[column_unroll], gv[column_unroll], xv[column_unroll];
 #pragma unroll
     for (int u = 0; u < column_unroll; ++u) {
       if (u < rows) {
         const std::int64_t t = top - 1 - u;
-        av[u] = p.src.p[element(t)];
-        gv[u] = p.src.q[element(t)];
-        if (!Compose && p.src.grad_a != nullptr) xv[u] = t > 0 ? p.src.r[element(t - 1)] : T(0);
+        av[u] = widen(p.src.p[element(t)]);
+        gv[u] = widen(p.src.q[element(t)]);
+        if (!Compose && p.src.grad_a != nullptr) xv[u] = t > 0 ? widen(p.src.r[element(t - 1)]) : V(0);
       }
     }
 #pragma unroll
     for (int u = 0; u < column_unroll; ++u) {
       if (u < rows) {
         const std::int64_t t = top - 1 - u;
-        const affine_map<T> m{a_below, gv[u]};  // a_below is 0 at the last row: a start
+        const affine_map<V> m{conj_of(a_below), gv[u]};  // a_below is 0 at the last row: a start
         a_below = av[u];
         if constexpr (Compose) {
           composed = first ? m : op(composed, m);
           first = false;
         } else {
           g = apply(m, g);
-          if (p.grad_b != nullptr) p.grad_b[element(t)] = g;
+          if (p.grad_b != nullptr) p.grad_b[element(t)] = narrow<T>(g);
           if (t == 0) {
-            const T x0 = p.x0s != nullptr ? p.x0s[k] : p.x0;
-            if (p.src.grad_a != nullptr) p.src.grad_a[element(t)] = g * x0;
-            if (p.src.grad_x0 != nullptr) p.src.grad_x0[k] = av[u] == T(0) ? T(0) : av[u] * g;
+            const V x0 = widen(p.x0s != nullptr ? p.x0s[k] : p.x0);
+            if (p.src.grad_a != nullptr) p.src.grad_a[element(t)] = narrow<T>(g * conj_of(x0));
+            if (p.src.grad_x0 != nullptr) p.src.grad_x0[k] = narrow<T>(av[u] == V(0) ? V(0) : conj_of(av[u]) * g);
           } else if (p.src.grad_a != nullptr) {
-            p.src.grad_a[element(t)] = g * xv[u];
+            p.src.grad_a[element(t)] = narrow<T>(g * conj_of(xv[u]));
           }
         }
       }
@@ -1980,9 +2260,10 @@ __device__ __forceinline__ void walk_gradient_column(const column_gradient_param
 template <class T>
 __global__ void __launch_bounds__(column_threads)
     linrec_column_gradient_maps_kernel(const __grid_constant__ column_gradient_params<T> p) {
+  using V = linrec_state_t<T>;
   for_each_column_segment(p, [&](std::int64_t k, std::int64_t segment, std::int64_t t0, std::int64_t t1) {
-    affine_map<T> composed{T(1), T(0)};  // an empty segment: the identity
-    T unused = T(0);
+    affine_map<V> composed{V(1), V(0)};  // an empty segment: the identity
+    V unused = V(0);
     walk_gradient_column<true>(p, k, t0, t1, composed, unused);
     p.segment_a[k * p.segments + segment] = composed.a;
     p.segment_b[k * p.segments + segment] = composed.b;
@@ -1992,9 +2273,10 @@ __global__ void __launch_bounds__(column_threads)
 template <class T>
 __global__ void __launch_bounds__(column_threads)
     linrec_column_gradient_kernel(const __grid_constant__ column_gradient_params<T> p) {
+  using V = linrec_state_t<T>;
   for_each_column_segment(p, [&](std::int64_t k, std::int64_t segment, std::int64_t t0, std::int64_t t1) {
-    T g = segment == p.segments - 1 ? T(0) : p.segment_states[k * p.segments + segment + 1];
-    affine_map<T> unused{T(1), T(0)};
+    V g = segment == p.segments - 1 ? V(0) : p.segment_states[k * p.segments + segment + 1];
+    affine_map<V> unused{V(1), V(0)};
     walk_gradient_column<false>(p, k, t0, t1, unused, g);
   });
 }
@@ -2025,7 +2307,7 @@ template <class Policy, class T>
   // Pass 2 solves the segment maps from the state 0 after the last row: g at each segment's top.
   return segmented_columns<Policy, reversed<ab_source<T>>>(
       d_temp, temp_bytes, params, linrec_column_gradient_maps_kernel<T>, linrec_column_gradient_kernel<T>, true,
-      static_cast<T*>(nullptr), static_cast<const T*>(nullptr), T(0), stream, options);
+      static_cast<T*>(nullptr), static_cast<const T*>(nullptr), T{}, stream, options);
 }
 
 }  // namespace linrec_detail
