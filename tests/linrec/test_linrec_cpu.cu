@@ -628,6 +628,8 @@ TEST(linrec_layouts, SizeQueriesAndHostChecks) {
   EXPECT_EQ(scanlab::linear_recurrence_backward_varlen<float>(nullptr, bytes, none, none, none, out, out, out,
                                                               fake_offsets, 3, n, nullptr, nullptr, invalid),
             cudaErrorInvalidValue);
+}
+
 // ---- the element types: storage and state, conversions, complex arithmetic ----
 
 TEST(linrec_types, StateTypesAndTileShapes) {
