@@ -95,8 +95,11 @@ void app::add_dataset_options() {
   parser_.add_option("--n", count_text_,
                      "Elements to generate, e.g. 1000, 1e9, 2^28, 16M (default: " + std::to_string(defaults_.n) + ")");
   parser_.add_option("--dtype", o.dtype,
-                     "Element type (" + io::dtype_choices() + "; default " + std::string(io::name(defaults_.type)) +
-                         "); also the type of raw binary input");
+                     "Element type (" + io::dtype_choices(defaults_.linrec_types) + "; default " +
+                         std::string(io::name(defaults_.type)) + "); also the type of raw binary input" +
+                         (defaults_.linrec_types ? "; bfloat16 also reads a .npy of 2-byte void ('<V2', as "
+                                                   "ml_dtypes/JAX save bfloat16)"
+                                                 : ""));
   parser_.add_option("--seed", o.seed, "Seed of the generated input")->capture_default_str();
   parser_.add_option("--column", o.column, "Text/CSV input: column name or 0-based index (default: the first)");
   parser_.add_flag("--validate", o.validate, "Check the result against a CPU reference and CUB");
@@ -168,8 +171,16 @@ void app::reserve_standard_output_for_data() const {
 
 io::dtype app::chosen_dtype() const {
   if (options_.dtype.empty()) return defaults_.type;
-  if (auto t = io::parse_dtype(options_.dtype)) return *t;
-  throw std::invalid_argument("--dtype '" + options_.dtype + "': choose one of " + io::dtype_choices());
+  if (auto t = io::parse_dtype(options_.dtype)) {
+    if (io::is_linrec_only(*t) && !defaults_.linrec_types) {
+      throw std::invalid_argument("--dtype '" + options_.dtype + "': " + name_ + " does not take " +
+                                  std::string(io::name(*t)) + " (only scanlab-linrec does); choose one of " +
+                                  io::dtype_choices());
+    }
+    return *t;
+  }
+  throw std::invalid_argument("--dtype '" + options_.dtype + "': choose one of " +
+                              io::dtype_choices(defaults_.linrec_types));
 }
 
 io::host_array app::load_file(const std::string& path, std::optional<io::dtype> type) const {
@@ -178,6 +189,11 @@ io::host_array app::load_file(const std::string& path, std::optional<io::dtype> 
   read.column = options_.column;
   return io::guard_allocation(path, [&] {
     io::host_array array = io::read_dataset(path, read);
+    if (io::is_linrec_only(array.type()) && !defaults_.linrec_types) {
+      throw io::io_error(path, std::string(io::name(array.type())) + " data: " + name_ +
+                                   " does not take it (only scanlab-linrec does; convert it to float32 or "
+                                   "float64, e.g. numpy's a.astype(np.float32))");
+    }
     spdlog::debug("read {}: {} x {}", path, array.size(), io::name(array.type()));
     if (type && array.type() != *type) array = io::convert(array, *type, path);
     return array;

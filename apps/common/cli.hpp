@@ -64,6 +64,9 @@ struct defaults {
   gen::distribution dist = gen::distribution::uniform;
   std::int64_t n = std::int64_t{1} << 24;
   io::dtype type = io::dtype::f32;
+  // Whether the app takes the linrec-only dtypes (float16, bfloat16, complex64, complex128:
+  // io::linrec_only_dtypes); the others refuse them in --dtype and in files, naming the type.
+  bool linrec_types = false;
 };
 
 // Parses "1000", "1e9", "2^28", "16M", "1G" (K/M/G are powers of 1024) into a count;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string_view>
 #include <system_error>
 #include <type_traits>
@@ -61,7 +62,7 @@ host_array read_stream_dataset(int fd, const std::filesystem::path& name, const 
   return guard_allocation(name, [&] {
     std::string head(head_bytes, '\0');
     head.resize(read_stream(fd, head.data(), head.size(), name));
-    if (starts_as_npy(head)) return read_npy_stream(fd, std::move(head), name);
+    if (starts_as_npy(head)) return read_npy_stream(fd, std::move(head), name, options.type);
     if (sniff(head) != signature::none || !looks_like_text(head)) {
       throw io_error(name, "neither a .npy file nor text: " + describe_start(head) +
                                " (raw binary needs a file named .bin, .raw or .dat, and --dtype)");
@@ -386,6 +387,13 @@ host_array parse_text(std::string_view text, const std::filesystem::path& name, 
     const column_choice choice = parse_column(name, column);
     const std::string ext = lower_extension(name);
     const char delimiter = ext == ".csv" ? ',' : ext == ".tsv" ? '\t' : '?';  // '?': detect
+    if (is_complex(type)) {
+      throw io_error(name, "text input of " + std::string(io::name(type)) +
+                               " is not supported: give complex values in a .npy file (<c8, <c16)");
+    }
+    if (is_16bit_float(type)) {  // read as float64, then rounded once to the 16-bit type
+      return convert(parse_text_as<double>(name, dtype::f64, text, delimiter, choice), type, name);
+    }
     return visit(type, [&]<class T>() { return parse_text_as<T>(name, type, text, delimiter, choice); });
   });
 }
@@ -406,7 +414,7 @@ host_array read_dataset(const std::filesystem::path& path, const read_options& o
   const std::string head = read_file_head(path);
   // The magic decides before the name: x.bin or x.dat holding a .npy is read as one; x.npy
   // holding anything else gets read_npy's "not a .npy file: it starts with ...".
-  if (ext == ".npy" || sniff(head) == signature::npy) return read_npy(path);
+  if (ext == ".npy" || sniff(head) == signature::npy) return read_npy(path, options.type);
   if (is_raw_extension(ext)) {
     if (!options.type) {
       throw io_error(path, "raw binary needs --dtype (the file has no header to name its element type; one of " +
@@ -430,15 +438,107 @@ void write_dataset(const std::filesystem::path& path, const host_array& array) {
     file.write(array.data(), array.bytes());
     file.commit();
   } else if (is_text_extension(ext)) {
+    if (is_complex(array.type())) {
+      throw io_error(path, "text output of " + std::string(name(array.type())) +
+                               " is not supported: write a .npy (or raw .bin) file");
+    }
     atomic_file file(path);
-    visit(array.type(), [&]<class T>() { write_text<T>(file, array); });
+    if (is_16bit_float(array.type())) {  // the float32 widening (exact), shortest form
+      write_text<float>(file, convert(array, dtype::f32));
+    } else {
+      visit(array.type(), [&]<class T>() { write_text<T>(file, array); });
+    }
     file.commit();
   } else {
     unsupported_extension(path, ext);
   }
 }
 
+namespace {
+
+// convert() where either side is a linrec-only dtype (array.hpp): through float64 for the
+// real types, part by part for complex.
+host_array convert_linrec_only(const host_array& array, dtype type, const std::filesystem::path& source) {
+  const dtype from = array.type();
+  const auto fail = [&](const std::string& what) {
+    return source.empty() ? io_error("convert: " + what) : io_error(source, "converting: " + what);
+  };
+  const auto unsupported = [&] {
+    return fail("a " + std::string(name(from)) + " array cannot be converted to " + std::string(name(type)));
+  };
+  if (from == type) {
+    host_array out(type, array.shape());
+    if (array.bytes() > 0) std::memcpy(out.data(), array.data(), array.bytes());
+    return out;
+  }
+  if (is_complex(from) != is_complex(type) && is_complex(from)) throw unsupported();  // complex -> real
+  // Every value as float64 (real part; complex128 keeps its own below).
+  host_array wide(dtype::f64, array.shape());
+  const std::span<double> w = wide.as<double>();
+  if (is_16bit_float(from)) {
+    const auto bits = std::span(reinterpret_cast<const std::uint16_t*>(array.data()), w.size());
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      w[i] = from == dtype::f16 ? float16_to_double(bits[i]) : bfloat16_to_double(bits[i]);
+    }
+  } else if (is_complex(from)) {  // complex64 <-> complex128
+    host_array out(type, array.shape());
+    if (from == dtype::c64) {
+      const auto in = array.as<std::complex<float>>();
+      std::copy(in.begin(), in.end(), out.as<std::complex<double>>().begin());
+    } else {
+      const auto in = array.as<std::complex<double>>();
+      const auto result = out.as<std::complex<float>>();
+      for (std::size_t i = 0; i < in.size(); ++i) {
+        result[i] = std::complex<float>(in[i]);
+        const bool overflow = (std::isinf(result[i].real()) && std::isfinite(in[i].real())) ||
+                              (std::isinf(result[i].imag()) && std::isfinite(in[i].imag()));
+        if (overflow) throw fail("element " + std::to_string(i) + " of a complex128 array is out of range for complex64");
+      }
+    }
+    return out;
+  } else {
+    if (from != dtype::f64) {
+      const host_array f64 = convert(array, dtype::f64, source);
+      std::memcpy(wide.data(), f64.data(), wide.bytes());
+    } else {
+      std::memcpy(wide.data(), array.data(), wide.bytes());
+    }
+  }
+  if (!is_linrec_only(type)) return convert(wide, type, source);
+  host_array out(type, array.shape());
+  const auto out_of_range = [&](std::size_t i) {
+    char text[64];
+    const auto printed = std::to_chars(text, text + sizeof text, w[i]);
+    return fail("element " + std::to_string(i) + " (" + std::string(text, printed.ptr) + ") of a " +
+                std::string(name(from)) + " array is out of range for " + std::string(name(type)));
+  };
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    switch (type) {
+      case dtype::f16:
+      case dtype::bf16: {
+        const std::uint16_t bits = type == dtype::f16 ? float16_from_double(w[i]) : bfloat16_from_double(w[i]);
+        const double back = type == dtype::f16 ? float16_to_double(bits) : bfloat16_to_double(bits);
+        if (std::isinf(back) && std::isfinite(w[i])) throw out_of_range(i);
+        reinterpret_cast<std::uint16_t*>(out.data())[i] = bits;
+        break;
+      }
+      case dtype::c64: {
+        const auto re = static_cast<float>(w[i]);
+        if (std::isinf(re) && std::isfinite(w[i])) throw out_of_range(i);
+        out.as<std::complex<float>>()[i] = {re, 0.0f};
+        break;
+      }
+      case dtype::c128: out.as<std::complex<double>>()[i] = {w[i], 0.0}; break;
+      default: throw unsupported();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 host_array convert(const host_array& array, dtype type, const std::filesystem::path& source) {
+  if (is_linrec_only(array.type()) || is_linrec_only(type)) return convert_linrec_only(array, type, source);
   host_array out(type, array.shape());
   visit(array.type(), [&]<class From>() {
     visit(type, [&]<class To>() {

@@ -35,6 +35,9 @@
 //     range is an error naming the line: `values.csv:17: "abc" is not a number`.
 //     Floats too small for the type round to zero or a subnormal; too large is an error.
 //   - "\r\n" line ends are accepted.
+//   - float16 and bfloat16 (scanlab-linrec's types) are read as float64 and rounded once to
+//     the type (to nearest even; beyond its largest finite value is an error); they are
+//     written as their float32 value (exact). Complex text is refused both ways: use .npy.
 #pragma once
 
 #include <filesystem>
@@ -82,7 +85,10 @@ void write_dataset(const std::filesystem::path& path, const host_array& array);
 // of an integer target (where static_cast would be undefined), or a finite float64 beyond
 // the largest float32 (about 3.4e38; it would become infinity). NaN and infinities convert
 // to themselves between float types; values too small for float32 round to zero or a
-// subnormal, as when text is read.
+// subnormal, as when text is read. The linrec-only types (array.hpp): float16 and bfloat16
+// convert to and from every real type through float64 (one rounding to the 16-bit type),
+// real types to complex with a zero imaginary part, complex64 and complex128 to each other;
+// complex to real is an error.
 host_array convert(const host_array& array, dtype type, const std::filesystem::path& source = {});
 
 }  // namespace scanlab::io

@@ -264,12 +264,15 @@ class py_parser {
   int depth_ = 0;
 };
 
-std::string supported_descrs() { return dtype_list(" ", npy_descr); }
+std::string supported_descrs() { return dtype_list(" ", npy_descr, true) + " (bfloat16, with --dtype bfloat16)"; }
 
 // The dtype of a descr string such as "<f4", or an io_error saying why it cannot be read.
-dtype parse_descr(const std::filesystem::path& path, const std::string& descr_text) {
+// `requested`: the dtype the user asked for (--dtype), which alone makes a 2-byte void
+// ("<V2", "|V2": raw bytes, what ml_dtypes/JAX save a bfloat16 array as) read as bfloat16.
+dtype parse_descr(const std::filesystem::path& path, const std::string& descr_text, std::optional<dtype> requested) {
   std::string_view d = descr_text;
   const std::string descr = printable(descr_text);  // as the messages show it
+  if (d == "bfloat16") return dtype::bf16;           // the name, as some writers put it
   char order = 0;
   if (!d.empty() && (d[0] == '<' || d[0] == '>' || d[0] == '=' || d[0] == '|')) {
     order = d[0];
@@ -278,11 +281,25 @@ dtype parse_descr(const std::filesystem::path& path, const std::string& descr_te
   if (!d.empty() && d[0] == 'O') {
     throw io_error(path, "object dtype '" + descr + "' is not supported (Python objects, not numbers)");
   }
-  std::optional<dtype> type;
-  if (d.size() == 2) {
-    for (dtype t : all_dtypes) {
-      if (npy_descr(t).substr(1) == d) type = t;
+  if (!d.empty() && d[0] == 'V') {
+    if (d != "V2") {
+      throw io_error(path, "void dtype '" + descr + "' (raw bytes) is not supported: only a 2-byte void ('<V2') is "
+                           "read, as bfloat16, with --dtype bfloat16");
     }
+    if (order == '>') throw io_error(path, "big-endian dtype '" + descr + "' is not supported (little-endian only)");
+    if (requested != dtype::bf16) {
+      throw io_error(path, "2-byte void dtype '" + descr + "' holds raw bytes, not a numeric type: if they are "
+                           "bfloat16 (as ml_dtypes and JAX save it with np.save), pass --dtype bfloat16");
+    }
+    return dtype::bf16;
+  }
+  std::optional<dtype> type;
+  const auto match = [&](dtype t) {
+    if (npy_descr(t).substr(1) == d) type = t;
+  };
+  for (dtype t : all_dtypes) match(t);
+  for (dtype t : linrec_only_dtypes) {
+    if (t != dtype::bf16) match(t);
   }
   const std::string unsupported = "unsupported dtype '" + descr + "' (supported: " + supported_descrs() + ")";
   if (!type) throw io_error(path, unsupported);
@@ -308,7 +325,7 @@ void check_data_size(const std::filesystem::path& path, const npy_header& header
 // known ahead (nullopt): then `head` is all it held up to npy_head_bytes, and whether the
 // data that follow fit the shape is for its reader to check.
 npy_header parse_npy_header(const std::filesystem::path& path, std::string_view head,
-                            std::optional<std::uint64_t> size) {
+                            std::optional<std::uint64_t> size, std::optional<dtype> requested) {
   const std::size_t got = std::min<std::size_t>(head.size(), 12);
   const auto byte_at = [&](std::size_t i) { return static_cast<unsigned char>(head[i]); };
 
@@ -363,7 +380,7 @@ npy_header parse_npy_header(const std::filesystem::path& path, std::string_view 
                              ", not a string");
   }
   npy_header header;
-  header.type = parse_descr(path, descr.text);
+  header.type = parse_descr(path, descr.text, requested);
   header.version_major = major;
 
   const py_value& fortran = *dict.find("fortran_order");
@@ -454,15 +471,15 @@ std::string make_npy_header(dtype type, const std::vector<std::int64_t>& shape) 
   throw std::logic_error("make_npy_header: unreachable");
 }
 
-npy_header read_npy_header(const std::filesystem::path& path) {
+npy_header read_npy_header(const std::filesystem::path& path, std::optional<dtype> requested) {
   input_file file(path);
-  return parse_npy_header(path, read_head(file), file.size());
+  return parse_npy_header(path, read_head(file), file.size(), requested);
 }
 
-host_array read_npy(const std::filesystem::path& path) {
+host_array read_npy(const std::filesystem::path& path, std::optional<dtype> requested) {
   return guard_allocation(path, [&] {
     input_file file(path);
-    const npy_header header = parse_npy_header(path, read_head(file), file.size());
+    const npy_header header = parse_npy_header(path, read_head(file), file.size(), requested);
     host_array array(header.type, header.shape);
     const std::size_t got = file.read_at(header.data_offset, array.data(), array.bytes());
     if (got != array.bytes()) {
@@ -473,22 +490,23 @@ host_array read_npy(const std::filesystem::path& path) {
   });
 }
 
-host_array parse_npy(std::string_view bytes, const std::filesystem::path& name) {
+host_array parse_npy(std::string_view bytes, const std::filesystem::path& name, std::optional<dtype> requested) {
   return guard_allocation(name, [&] {
-    const npy_header header = parse_npy_header(name, bytes, bytes.size());
+    const npy_header header = parse_npy_header(name, bytes, bytes.size(), requested);
     host_array array(header.type, header.shape);
     if (array.bytes() > 0) std::memcpy(array.data(), bytes.data() + header.data_offset, array.bytes());
     return array;
   });
 }
 
-host_array read_npy_stream(int fd, std::string head, const std::filesystem::path& name) {
+host_array read_npy_stream(int fd, std::string head, const std::filesystem::path& name,
+                           std::optional<dtype> requested) {
   return guard_allocation(name, [&] {
     if (const std::size_t had = head.size(); had < npy_head_bytes) {  // as much as a header can take
       head.resize(npy_head_bytes);
       head.resize(had + read_stream(fd, head.data() + had, npy_head_bytes - had, name));
     }
-    const npy_header header = parse_npy_header(name, head, std::nullopt);
+    const npy_header header = parse_npy_header(name, head, std::nullopt, requested);
     host_array array(header.type, header.shape);
     const std::string_view after_header = std::string_view(head).substr(header.data_offset);
     const std::size_t buffered = std::min(after_header.size(), array.bytes());

@@ -2,8 +2,11 @@
 // the header does not fit), for the dtypes of common/array.hpp in 1-D to 3-D shapes.
 //
 // What is read: little-endian ('<'), native ('=', this is a little-endian host) or
-// order-free ('|', and any order for 1-byte types) descr strings of kind u, i or f and the
-// sizes in array.hpp; C order only; shapes of 1 to 3 dimensions (array.hpp's max_dims). A 0-d shape `()` is read
+// order-free ('|', and any order for 1-byte types) descr strings of kind u, i, f or c and the
+// sizes in array.hpp (<f2 float16, <c8 complex64, <c16 complex128: scanlab-linrec's types);
+// bfloat16 as the descr "bfloat16", or as a 2-byte void ('<V2', '|V2': what ml_dtypes and
+// JAX np.save a bfloat16 array as) only where the caller asks for bfloat16 (`requested`,
+// the user's --dtype): otherwise that is an error saying so. bfloat16 is written as '<V2'; C order only; shapes of 1 to 3 dimensions (array.hpp's max_dims). A 0-d shape `()` is read
 // as a 1-D array of one element. Header keys besides descr, fortran_order and shape are
 // ignored; headers longer than 10000 bytes are refused (NumPy's own default limit).
 // The data must be exactly what the shape needs: short files and trailing bytes are errors.
@@ -23,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,22 +49,26 @@ struct npy_header {
 inline constexpr std::size_t npy_max_header_bytes = 10000;
 
 // Reads and checks the header only (also that the file size matches the shape).
-npy_header read_npy_header(const std::filesystem::path& path);
+// `requested` (here and below): the dtype the user named (--dtype), which only decides
+// whether a 2-byte void descr reads as bfloat16; a file's own numeric descr always wins.
+npy_header read_npy_header(const std::filesystem::path& path, std::optional<dtype> requested = std::nullopt);
 
 // Reads a whole file: one read of the data into the array's buffer. What is allocated is
 // what the file holds (the header is checked first); running out of memory is an io_error
 // naming the file.
-host_array read_npy(const std::filesystem::path& path);
+host_array read_npy(const std::filesystem::path& path, std::optional<dtype> requested = std::nullopt);
 
 // The same for a whole file's bytes already in memory; `name` stands for the file in error
 // messages (the fuzzing harness, tests/fuzz, reads through this).
-host_array parse_npy(std::string_view bytes, const std::filesystem::path& name);
+host_array parse_npy(std::string_view bytes, const std::filesystem::path& name,
+                     std::optional<dtype> requested = std::nullopt);
 
 // The same for a stream whose size is not known ahead (a pipe: standard input): `head` holds
 // what was read from it already (any number of bytes, from the first), the rest is read from
 // descriptor `fd` to the end of the stream. The same checks and messages as read_npy; the
 // data are read straight into the array (a stream is never held twice).
-host_array read_npy_stream(int fd, std::string head, const std::filesystem::path& name);
+host_array read_npy_stream(int fd, std::string head, const std::filesystem::path& name,
+                           std::optional<dtype> requested = std::nullopt);
 
 // Writes atomically (a temporary file renamed over `path`): header, then the data in one go.
 void write_npy(const std::filesystem::path& path, const host_array& array);

@@ -234,6 +234,10 @@ int run(int argc, char** argv) {
   s.dist = *dist;
   const auto type = io::parse_dtype(dtype_text);
   if (!type) throw std::invalid_argument("unknown dtype '" + dtype_text + "' (choose one of " + io::dtype_choices() + ")");
+  if (io::is_linrec_only(*type)) {
+    throw std::invalid_argument("dtype '" + dtype_text + "': scanlab-gen does not generate " +
+                                std::string(io::name(*type)) + " (choose one of " + io::dtype_choices() + ")");
+  }
   if (!count_text.empty() && count_text.front() == '-') {
     throw std::invalid_argument("--n " + count_text + ": the element count must be >= 0");
   }

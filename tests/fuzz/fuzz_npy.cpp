@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   const std::string again = io::make_npy_header(array.type(), array.shape()) +
                             std::string(reinterpret_cast<const char*>(array.data()), array.bytes());
-  const io::host_array back = io::parse_npy(again, "again.npy");
+  const io::host_array back = io::parse_npy(again, "again.npy", array.type());  // bfloat16 is written as <V2
   require(back.type() == array.type() && back.shape() == array.shape(), "the rewritten header reads differently");
   require(std::memcmp(back.data(), array.data(), array.bytes()) == 0, "the rewritten data read differently");
   return 0;
