@@ -1,5 +1,5 @@
-// scanlab-linrec, GPU side, for one element type (included by linrec_gpu_float.cu and
-// linrec_gpu_double.cu, one instantiation each).
+// scanlab-linrec, GPU side, for one element type (included by linrec_gpu_<type>.cu, one
+// instantiation each: float, double, __half, __nv_bfloat16, complex<float>, complex<double>).
 //
 // What is run:
 //   scanlab   scanlab::solve_linear_recurrence on the form's source (linrec_ab, linrec_lambda,
@@ -21,6 +21,7 @@
 
 #include "linrec/linrec_cub.cuh"
 #include "linrec/linrec_gpu.hpp"
+#include "linrec/linrec_types.hpp"
 
 #include "common/device_buffer.hpp"
 
@@ -63,7 +64,7 @@ class runner {
         d_offsets_(std::span<const std::int64_t>(r.offsets)),
         d_p_(r.p->as<T>()),
         d_q_(r.q != nullptr ? device_buffer<T>(r.q->as<T>()) : device_buffer<T>()),
-        d_x0s_(to_t(r.x0s)),
+        d_x0s_(r.x0s.as<T>()),
         d_x_(r.final_only ? r.batch : n_) {
     if (r.grad_x != nullptr) {
       d_gx_ = device_buffer<T>(r.grad_x->as<T>());
@@ -79,7 +80,7 @@ class runner {
     switch (r_.kind) {
       case form::ab: return directed<Policy>(linrec_ab(d_p_.data(), d_q_.data()), temp, bytes, s);
       case form::lambda: return directed<Policy>(linrec_lambda(d_p_.data(), d_q_.data()), temp, bytes, s);
-      case form::ema: return directed<Policy>(linrec_ema(d_p_.data(), static_cast<T>(r_.alpha)), temp, bytes, s);
+      case form::ema: return directed<Policy>(linrec_ema(d_p_.data(), from_double<T>(r_.alpha)), temp, bytes, s);
     }
     return cudaErrorInvalidValue;
   }
@@ -110,7 +111,7 @@ class runner {
                                         : linrec_cub::form::ema;
     pr.p = d_p_.data();
     pr.q = d_q_.data();
-    pr.alpha = static_cast<T>(r_.alpha);
+    pr.alpha = from_double<T>(r_.alpha);
     pr.x0s = d_x0s_.data();
     pr.batch = r_.batch;
     pr.length = r_.length;
@@ -226,7 +227,7 @@ class runner {
     io::host_array out(io::dtype_of<T>(), {r_.batch});
     auto view = out.as<T>();
     for (std::int64_t k = 0; k < r_.batch; ++k) {
-      T value = r_.x0s.empty() ? T(0) : static_cast<T>(r_.x0s[static_cast<std::size_t>(k)]);
+      T value = r_.x0s.as<T>()[static_cast<std::size_t>(k)];
       if (r_.length > 0) {
         const std::int64_t t = r_.reverse ? 0 : r_.length - 1;  // the last state solved
         const std::int64_t last = r_.interleaved ? t * r_.batch + k : k * r_.length + t;
@@ -240,11 +241,6 @@ class runner {
   [[nodiscard]] std::int64_t n() const { return n_; }
 
  private:
-  static std::vector<T> to_t(const std::vector<double>& values) {
-    std::vector<T> out(values.size());
-    std::transform(values.begin(), values.end(), out.begin(), [](double v) { return static_cast<T>(v); });
-    return out;
-  }
   static io::host_array to_array(const device_buffer<T>& d, const io::host_array& shape_like) {
     io::host_array out(io::dtype_of<T>(), shape_like.shape());
     if (out.size() != d.size()) throw std::logic_error("linrec: result size differs from its shape");
@@ -265,16 +261,16 @@ class runner {
     T* fin = r_.final_only ? d_x_.data() : nullptr;
     if (!r_.offsets.empty()) {
       return solve_linear_recurrence<Policy>(temp, bytes, src, x, fin, linrec_varlen{d_offsets_.data(), r_.batch, n_},
-                                             d_x0s_.data(), T(0), s);
+                                             d_x0s_.data(), from_double<T>(0), s);
     }
     if (r_.channels > 0) {
       return solve_linear_recurrence<Policy>(temp, bytes, src, x, fin,
                                              linrec_channels_last{r_.batch / r_.channels, r_.length, r_.channels},
-                                             d_x0s_.data(), T(0), s);
+                                             d_x0s_.data(), from_double<T>(0), s);
     }
     const batch_layout layout = r_.interleaved ? batch_layout::interleaved : batch_layout::row_major;
-    return solve_linear_recurrence<Policy>(temp, bytes, src, x, fin, r_.batch, r_.length, layout, d_x0s_.data(), T(0),
-                                           s);
+    return solve_linear_recurrence<Policy>(temp, bytes, src, x, fin, r_.batch, r_.length, layout, d_x0s_.data(),
+                                           from_double<T>(0), s);
   }
 
   const gpu_request& r_;
