@@ -17,10 +17,13 @@
 //   scanlab-linrec -i a.npy -b b.npy --backward g.npy --grad-a da.npy --grad-b db.npy --grad-x0 dx0.npy
 //                                                    the backward pass of x = linrec(a, b, x0), g = dL/dx
 //
-// float32 and float64 are used as they are; other dtypes become float32 (logged). An
-// operand that is not given is generated (same shape, seed + 1).
+// float32, float64, float16, bfloat16, complex64 and complex128 are used as they are (the
+// 16-bit types computed in float32); other dtypes become float32 (logged). An operand that is
+// not given is generated (same shape, seed + 1). bfloat16 .npy files are '<V2' (as
+// ml_dtypes/JAX np.save them): read with --dtype bfloat16, written so.
 #include "linrec/linrec_gpu.hpp"
 #include "linrec/linrec_reference.hpp"
+#include "linrec/linrec_types.hpp"
 
 #include "common/bench_report.hpp"
 #include "common/cli.hpp"
@@ -30,7 +33,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -84,28 +90,82 @@ std::pair<double, double> parse_range(const std::string& text) {
   }
 }
 
+// How generated complex values are drawn (real types: uniform in [lo, hi) alone).
+enum class complex_draw {
+  parts,          // real and imaginary parts each uniform in [lo, hi)
+  polar,          // r e^(i theta), r uniform in [lo, hi), theta in [0, 2 pi): a with |a| <= max(|lo|, |hi|)
+  one_minus_polar  // 1 - r e^(i theta), r in [lo, hi): lambda whose 1 - lambda is polar
+};
+
 // Uniform values in [lo, hi) of `type` in the given shape (the generator's uniform [0, 1), scaled).
+// The 16-bit types: drawn in float64, rounded once; complex: as `draw` says (the imaginary
+// parts or angles from seed + 2^32).
 io::host_array generate_operand(io::dtype type, const std::vector<std::int64_t>& shape, std::uint64_t seed, double lo,
-                                double hi) {
+                                double hi, complex_draw draw = complex_draw::parts) {
   std::int64_t n = 1;
   for (std::int64_t d : shape) n *= d;
-  scanlab::gen::spec spec;
-  spec.seed = seed;
-  const io::host_array flat = scanlab::gen::generate_array(spec, type, n);
+  const auto uniform = [&](std::uint64_t s) {
+    scanlab::gen::spec spec;
+    spec.seed = s;
+    io::host_array flat = scanlab::gen::generate_array(spec, io::dtype::f64, n);
+    for (double& v : flat.as<double>()) v = lo + (hi - lo) * v;
+    return flat;
+  };
+  if (!io::is_linrec_only(type)) {
+    scanlab::gen::spec spec;
+    spec.seed = seed;
+    const io::host_array flat = scanlab::gen::generate_array(spec, type, n);
+    io::host_array out(type, shape);
+    std::memcpy(out.data(), flat.data(), flat.bytes());
+    io::visit(type, [&]<class T>() {
+      if constexpr (std::is_floating_point_v<T>) {
+        for (T& v : out.as<T>()) v = static_cast<T>(lo + (hi - lo) * static_cast<double>(v));
+      }
+    });
+    return out;
+  }
+  const io::host_array first = uniform(seed);
   io::host_array out(type, shape);
-  std::memcpy(out.data(), flat.data(), flat.bytes());
-  io::visit(type, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T>) {
-      for (T& v : out.as<T>()) v = static_cast<T>(lo + (hi - lo) * static_cast<double>(v));
+  scanlab::linrec_app::visit_element(type, [&]<class T>() {
+    const auto in = first.as<double>();
+    const auto view = out.as<T>();
+    if constexpr (scanlab::is_complex_v<T>) {
+      using R = typename T::value_type;
+      scanlab::gen::spec spec;
+      spec.seed = seed + (std::uint64_t{1} << 32);
+      const io::host_array second = scanlab::gen::generate_array(spec, io::dtype::f64, n);
+      const auto u = second.as<double>();
+      for (std::size_t i = 0; i < view.size(); ++i) {
+        std::complex<double> z{in[i], lo + (hi - lo) * u[i]};
+        if (draw != complex_draw::parts) z = std::polar(in[i], 2 * 3.14159265358979323846 * u[i]);
+        if (draw == complex_draw::one_minus_polar) z = 1.0 - z;
+        view[i] = T(static_cast<R>(z.real()), static_cast<R>(z.imag()));
+      }
+    } else {
+      for (std::size_t i = 0; i < view.size(); ++i) view[i] = scanlab::linrec_app::from_double<T>(in[i]);
     }
   });
   return out;
 }
 
 io::host_array as_float(io::host_array array, const std::string& what) {
-  if (io::is_float(array.type())) return array;
+  if (scanlab::linrec_app::is_element_type(array.type())) return array;
   spdlog::info("{}: converting {} to float32", what, io::name(array.type()));
   return io::convert(array, io::dtype::f32);
+}
+
+// Whether `path` is written as text (write_dataset: .txt, .csv, .tsv), which complex is not.
+bool is_text_output(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".txt" || ext == ".csv" || ext == ".tsv";
+}
+
+// A value for the console: real, or "re+imj" as NumPy prints complex.
+std::string value_text(std::complex<double> v, bool is_complex, bool is_double) {
+  if (!is_complex) return full_precision(v.real(), is_double);
+  const std::string im = full_precision(v.imag(), is_double);
+  return full_precision(v.real(), is_double) + (im.starts_with('-') ? "" : "+") + im + "j";
 }
 
 }  // namespace
@@ -113,6 +173,7 @@ io::host_array as_float(io::host_array array, const std::string& what) {
 int main(int argc, char** argv) {
   scanlab::cli::defaults defaults;
   defaults.n = std::int64_t{1} << 24;
+  defaults.linrec_types = true;
   scanlab::cli::app app("scanlab-linrec",
                         "First-order linear recurrences x[i] = a[i] x[i-1] + b[i] (x[-1] = x0) on the GPU: one fused "
                         "single-pass scan over affine maps, for one sequence or batches of them; checked against a "
@@ -179,8 +240,14 @@ int main(int argc, char** argv) {
   parser.add_option("--a-range", a_range_text, "Generated a: uniform in LO,HI")->capture_default_str();
   parser.add_flag("--tune", variants, "With --bench: also time scanlab's tuning variants (float32, (a, b), row-major)");
   app.footer(
-      "-o writes x as .npy (or .bin, .txt) in the inputs' shape. --n is the length of each generated "
-      "sequence.\nOther dtypes are converted to float32. a[i] == 0 resets the sequence: x[i] = b[i] "
+      "-o writes x as .npy (or .bin, .txt) in the inputs' shape and type. --n is the length of each generated "
+      "sequence.\nElement types (--dtype for generated data; a file's own dtype otherwise): float32, float64, "
+      "float16 and bfloat16 (stored in 16 bits, computed in float32, each result rounded once), complex64 and "
+      "complex128; other dtypes are converted to float32, and -b, --backward and --x0-file files to the type of "
+      "-i. bfloat16 .npy files are the 2-byte void '<V2' that ml_dtypes/JAX np.save writes: read with --dtype "
+      "bfloat16, and written so (numpy: np.load(f).view(ml_dtypes.bfloat16)). float16/bfloat16 text is read as "
+      "float64 and rounded once; complex text is refused (use .npy). Generated complex a: modulus uniform in "
+      "--a-range, angle uniform (lambda: 1 - that); b: both parts uniform in [-1, 1).\na[i] == 0 resets the sequence: x[i] = b[i] "
       "whatever came before.\n--reverse solves x[i] = a[i] x[i+1] + b[i] from the end (--x0: the state after "
       "it). --backward [G.npy]: given dL/dx = G, the gradients of x = linrec(a, b, x0): dL/db = g with "
       "g[i] = G[i] + a[i+1] g[i+1], dL/da[i] = g[i] x[i-1], dL/dx0 = a[0] g[0], written with --grad-a, "
@@ -261,7 +328,8 @@ int main(int argc, char** argv) {
     } else {
       if (!o.generate.empty()) spdlog::warn("--generate is not used: scanlab-linrec generates uniform operands");
       const std::int64_t length = o.n > 0 ? o.n : defaults.n;
-      const io::dtype type = io::is_float(app.chosen_dtype()) ? app.chosen_dtype() : io::dtype::f32;
+      const io::dtype type =
+          scanlab::linrec_app::is_element_type(app.chosen_dtype()) ? app.chosen_dtype() : io::dtype::f32;
       std::vector<std::int64_t> shape = {length};
       if (generated_batch > 1) shape = interleaved ? std::vector{length, generated_batch} : std::vector{generated_batch, length};
       if (channels_last) shape = {generated_batch, length, generated_channels};
@@ -275,7 +343,10 @@ int main(int argc, char** argv) {
       double lo = -1, hi = 1;
       if (kind == app_gpu::form::ab) lo = a_lo, hi = a_hi;
       if (kind == app_gpu::form::lambda) lo = 0, hi = 1;
-      p = generate_operand(type, shape, o.seed, lo, hi);
+      p = generate_operand(type, shape, o.seed, lo, hi,
+                           kind == app_gpu::form::ab       ? complex_draw::polar
+                           : kind == app_gpu::form::lambda ? complex_draw::one_minus_polar
+                                                           : complex_draw::parts);
       p_label = std::string(p_name) + " (generated)";
       spdlog::info("{}: uniform in [{}, {}), shape {}, {} (seed {})", p_name, lo, hi, shape_text(p), io::name(type), o.seed);
     }
@@ -368,17 +439,31 @@ int main(int argc, char** argv) {
                                  ", " + g_label + " has shape " + shape_text(*grad_x));
       }
     }
-    std::vector<double> x0s(static_cast<std::size_t>(batch), x0);
+    // One initial state per sequence, in the element type.
+    io::host_array x0s(p.type(), {batch});
     if (!x0_file.empty()) {
-      const io::host_array states = app.load_file(x0_file, io::dtype::f64);
+      io::host_array states = app.load_file(x0_file);
       if (states.size() != batch) {
         throw std::runtime_error("--x0-file " + x0_file + " has " + std::to_string(states.size()) + " values, " +
                                  std::to_string(batch) + " sequence(s) need one each");
       }
-      const auto view = states.as<double>();
-      x0s.assign(view.begin(), view.end());
+      if (states.type() != p.type()) states = io::convert(states, p.type(), x0_file);
+      std::memcpy(x0s.data(), states.data(), x0s.bytes());
+    } else {
+      scanlab::linrec_app::visit_element(p.type(), [&]<class T>() {
+        std::fill(x0s.as<T>().begin(), x0s.as<T>().end(), scanlab::linrec_app::from_double<T>(x0));
+      });
     }
-    const bool is_double = p.type() == io::dtype::f64;
+    const bool is_double = p.type() == io::dtype::f64 || p.type() == io::dtype::c128;
+    const bool is_complex = io::is_complex(p.type());
+    if (is_complex) {
+      for (const std::string* path : {&o.output, &grad_a_file, &grad_b_file, &grad_x0_file}) {
+        if (!path->empty() && is_text_output(*path)) {
+          throw std::invalid_argument(*path + ": text output of " + std::string(io::name(p.type())) +
+                                      " is not supported (write .npy or .bin)");
+        }
+      }
+    }
 
     app.select_device();
     app_gpu::gpu_request request;
@@ -391,7 +476,7 @@ int main(int argc, char** argv) {
     request.interleaved = interleaved && p.shape().size() == 2;
     request.channels = channels;
     request.offsets = offsets;
-    request.x0s = x0s;
+    request.x0s = std::move(x0s);
     request.final_only = final_only;
     request.reverse = reverse;
     request.grad_x = grad_x ? &*grad_x : nullptr;
@@ -414,7 +499,7 @@ int main(int argc, char** argv) {
                                  : "",
                    reverse ? ", from the end" : backward ? ", then the backward pass" : "");
     }
-    const app_gpu::gpu_report report = is_double ? app_gpu::run_gpu_f64(request) : app_gpu::run_gpu_f32(request);
+    const app_gpu::gpu_report report = app_gpu::run_gpu(request);
     app.write_output(report.x);
     if (report.gradients) {
       for (const auto& [file, array] : {std::pair{&grad_a_file, &report.gradients->a},
@@ -440,57 +525,54 @@ int main(int argc, char** argv) {
     json["backward"] = backward;
     json["input"] = p_label;
 
-    // The last state of the first sequence, full precision (with -o: every value).
-    const auto last_of_first = [&](const io::host_array& x) -> std::optional<double> {
+    // The last state of the first sequence, full precision (with -o: every value); complex
+    // values go to the JSON report as [re, im].
+    const auto value_json = [&](std::complex<double> v) -> nlohmann::json {
+      if (is_complex) return nlohmann::json::array({v.real(), v.imag()});
+      return v.real();
+    };
+    const auto element = [&](const io::host_array& x, std::size_t i) {
+      return scanlab::linrec_app::visit_element(
+          x.type(), [&]<class T>() { return scanlab::linrec_app::to_complex(x.as<T>()[i]); });
+    };
+    const auto last_of_first = [&](const io::host_array& x) -> std::optional<std::complex<double>> {
       if (x.size() == 0) return std::nullopt;
-      return io::visit(x.type(), [&]<class T>() -> double {
-        if constexpr (std::is_floating_point_v<T>) {
-          const auto v = x.as<T>();
-          if (final_only) return static_cast<double>(v[0]);
-          const std::int64_t t = reverse ? 0 : layout.length_of(0) - 1;  // the last state solved
-          return static_cast<double>(v[static_cast<std::size_t>(layout.at(0, t))]);
-        }
-        return 0.0;
-      });
+      if (final_only) return element(x, 0);
+      const std::int64_t t = reverse ? 0 : layout.length_of(0) - 1;  // the last state solved
+      return element(x, static_cast<std::size_t>(layout.at(0, t)));
     };
     json["last_of_first"] = nullptr;
     const bool first_has_states = final_only || (batch > 0 && layout.length_of(0) > 0);
     if (const auto value = first_has_states ? last_of_first(report.x) : std::nullopt) {
-      std::cout << "x[" << (reverse ? 0 : layout.length_of(0) - 1) << "] of sequence 0 = " << full_precision(*value, is_double)
-                << '\n';
-      json["last_of_first"] = *value;
+      std::cout << "x[" << (reverse ? 0 : layout.length_of(0) - 1)
+                << "] of sequence 0 = " << value_text(*value, is_complex, is_double) << '\n';
+      json["last_of_first"] = value_json(*value);
     }
     if (report.gradients && report.gradients->x0.size() > 0) {
-      const double first = io::visit(p.type(), [&]<class T>() -> double {
-        if constexpr (std::is_floating_point_v<T>) {
-          return static_cast<double>(report.gradients->x0.as<T>()[0]);
-        }
-        return 0.0;
-      });
-      std::cout << "dL/dx0 of sequence 0 = " << full_precision(first, is_double) << '\n';
-      json["grad_x0_of_first"] = first;
+      const std::complex<double> first = element(report.gradients->x0, 0);
+      std::cout << "dL/dx0 of sequence 0 = " << value_text(first, is_complex, is_double) << '\n';
+      json["grad_x0_of_first"] = value_json(first);
     }
 
     if (o.validate) {
       scanlab::text_table table({"method", "max rel. error", "max err / bound", "NaN/Inf mismatches", "check"});
       nlohmann::json compared = nlohmann::json::array();  // CUB's errors, shown, not judged
       const auto check_one = [&](const std::string& method, const io::host_array& x, bool must_pass) {
-        const ref::check_result r = io::visit(p.type(), [&]<class T>() -> ref::check_result {
-          if constexpr (std::is_floating_point_v<T>) {
-            ref::operands<T> ops;
-            ops.kind = kind == app_gpu::form::ab ? ref::form::ab : kind == app_gpu::form::lambda ? ref::form::lambda
-                                                                                                  : ref::form::ema;
-            ops.p = p.as<T>();
-            if (q) ops.q = q->as<T>();
-            ops.alpha = static_cast<long double>(static_cast<T>(request.alpha));
-            std::vector<T> states(x0s.size());
-            for (std::size_t k = 0; k < x0s.size(); ++k) states[k] = static_cast<T>(x0s[k]);
-            if (by_offsets || channels_last) {
-              return ref::check_layout<T>(ops, layout, states, T(0), x.as<T>(), final_only, reverse);
-            }
-            return ref::check<T>(ops, batch, length, request.interleaved, states, T(0), x.as<T>(), final_only, reverse);
+        const ref::check_result r = scanlab::linrec_app::visit_element(p.type(), [&]<class T>() -> ref::check_result {
+          ref::operands<T> ops;
+          ops.kind = kind == app_gpu::form::ab ? ref::form::ab : kind == app_gpu::form::lambda ? ref::form::lambda
+                                                                                                : ref::form::ema;
+          ops.p = p.as<T>();
+          if (q) ops.q = q->as<T>();
+          // alpha as the GPU has it: rounded to T (its real part)
+          ops.alpha = static_cast<long double>(
+              scanlab::linrec_app::to_complex(scanlab::linrec_app::from_double<T>(request.alpha)).real());
+          const auto states = request.x0s.as<T>();
+          const T zero = scanlab::linrec_app::from_double<T>(0);
+          if (by_offsets || channels_last) {
+            return ref::check_layout<T>(ops, layout, states, zero, x.as<T>(), final_only, reverse);
           }
-          throw std::logic_error("linrec: float data expected");
+          return ref::check<T>(ops, batch, length, request.interleaved, states, zero, x.as<T>(), final_only, reverse);
         });
         const bool ok = r.pass();
         table.add_row({method, scientific(r.max_relative_error), scientific(r.max_bound_ratio),
@@ -507,15 +589,12 @@ int main(int argc, char** argv) {
       };
       // The backward pass: each gradient against the long double adjoint of scanlab's x.
       const auto check_gradients = [&](const std::string& method, const app_gpu::gradient_arrays& g, bool must_pass) {
-        const ref::gradient_check_result r = io::visit(p.type(), [&]<class T>() -> ref::gradient_check_result {
-          if constexpr (std::is_floating_point_v<T>) {
-            std::vector<T> states(x0s.size());
-            for (std::size_t k = 0; k < x0s.size(); ++k) states[k] = static_cast<T>(x0s[k]);
-            return ref::check_gradients<T>(p.as<T>(), report.x.as<T>(), grad_x->as<T>(), layout, states, T(0),
-                                           g.a.as<T>(), g.b.as<T>(), g.x0.as<T>());
-          }
-          throw std::logic_error("linrec: float data expected");
-        });
+        const ref::gradient_check_result r =
+            scanlab::linrec_app::visit_element(p.type(), [&]<class T>() -> ref::gradient_check_result {
+              return ref::check_gradients<T>(p.as<T>(), report.x.as<T>(), grad_x->as<T>(), layout, request.x0s.as<T>(),
+                                             scanlab::linrec_app::from_double<T>(0), g.a.as<T>(), g.b.as<T>(),
+                                             g.x0.as<T>());
+            });
         for (const auto& [what, c] : {std::pair{"dL/da", &r.a}, std::pair{"dL/db", &r.b}, std::pair{"dL/dx0", &r.x0}}) {
           const bool ok = c->pass();
           const std::string name = method + " " + what;
@@ -569,11 +648,12 @@ int main(int argc, char** argv) {
       std::cout << '\n';
       summary.print(std::cout);
       if (backward) {
-        std::cout << "Bytes: a, x and dL/dx read once, dL/da and dL/db written once (" << 20 * (is_double ? 2 : 1)
+        std::cout << "Bytes: a, x and dL/dx read once, dL/da and dL/db written once (" << 5 * io::size_of(p.type())
                   << " bytes per element), x0 read and dL/dx0 written per sequence; x (solved before) is not "
                      "timed.\n";
       } else {
-        std::cout << "Bytes: every operand read once and x written once (" << (kind == app_gpu::form::ema ? 8 : 12) * (is_double ? 2 : 1)
+        std::cout << "Bytes: every operand read once and x written once ("
+                  << (kind == app_gpu::form::ema ? 2 : 3) * io::size_of(p.type())
                   << " bytes per element" << (final_only ? ", minus the write with --final" : "") << ").\n";
       }
       out.set_bench(std::move(bench));
