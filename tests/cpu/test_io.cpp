@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -1182,6 +1183,179 @@ TEST_F(io_test, keys_round_trip_and_runs) {
   EXPECT_EQ(run_offsets(array_of<std::uint32_t>({})), std::vector<std::int64_t>{0});
   EXPECT_EQ(run_offsets(array_of<std::uint32_t>({7})), (std::vector<std::int64_t>{0, 1}));
   EXPECT_THROW((void)load_keys(file("k64.npy").string(), 5), std::runtime_error);
+}
+
+// ---- The linrec-only dtypes: float16, bfloat16, complex64, complex128 ----
+
+using linrec_dtypes_test = io_test;
+
+TEST(linrec_dtypes, names_sizes_descrs_and_parsing) {
+  EXPECT_EQ(size_of(dtype::f16), 2u);
+  EXPECT_EQ(size_of(dtype::bf16), 2u);
+  EXPECT_EQ(size_of(dtype::c64), 8u);
+  EXPECT_EQ(size_of(dtype::c128), 16u);
+  EXPECT_EQ(npy_descr(dtype::f16), "<f2");
+  EXPECT_EQ(npy_descr(dtype::bf16), "<V2");
+  EXPECT_EQ(npy_descr(dtype::c64), "<c8");
+  EXPECT_EQ(npy_descr(dtype::c128), "<c16");
+  for (dtype t : linrec_only_dtypes) {
+    EXPECT_TRUE(is_linrec_only(t));
+    EXPECT_EQ(parse_dtype(name(t)), t) << name(t);
+    EXPECT_FALSE(is_float(t));
+    // Not among the dtypes every app takes, nor in their --help list.
+    EXPECT_EQ(std::find(all_dtypes.begin(), all_dtypes.end(), t), all_dtypes.end());
+    EXPECT_EQ(dtype_choices().find(name(t)), std::string::npos);
+    EXPECT_NE(dtype_choices(true).find(name(t)), std::string::npos);
+  }
+  EXPECT_EQ(parse_dtype("half"), dtype::f16);
+  EXPECT_EQ(parse_dtype("<f2"), dtype::f16);
+  EXPECT_EQ(parse_dtype("bf16"), dtype::bf16);
+  EXPECT_EQ(parse_dtype("<c8"), dtype::c64);
+  EXPECT_EQ(parse_dtype("c16"), dtype::c128);
+  EXPECT_EQ(dtype_of<float16_bits>(), dtype::f16);
+  EXPECT_EQ(dtype_of<std::complex<double>>(), dtype::c128);
+  // io::visit stays over all_dtypes: the others are refused, naming the type and the app.
+  try {
+    visit(dtype::bf16, []<class T>() {});
+    ADD_FAILURE() << "visit took bfloat16";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("bfloat16 data: only scanlab-linrec takes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(linrec_dtypes, sixteen_bit_rounding) {
+  // Exact values, the largest, the smallest subnormal, ties to even, overflow, NaN, signed zero.
+  EXPECT_EQ(float16_from_double(1.0), 0x3c00);
+  EXPECT_EQ(float16_from_double(-2.0), 0xc000);
+  EXPECT_EQ(float16_from_double(65504.0), 0x7bff);
+  EXPECT_EQ(float16_from_double(65520.0), 0x7c00);  // halfway past the largest: rounds to infinity
+  EXPECT_EQ(float16_from_double(65519.99), 0x7bff);
+  EXPECT_EQ(float16_from_double(std::ldexp(1.0, -24)), 0x0001);
+  EXPECT_EQ(float16_from_double(std::ldexp(1.0, -25)), 0x0000);  // a tie: to even (zero)
+  EXPECT_EQ(float16_from_double(std::ldexp(1.5, -25)), 0x0001);
+  EXPECT_EQ(float16_from_double(1.0 + std::ldexp(1.0, -11)), 0x3c00);  // tie to even
+  EXPECT_EQ(float16_from_double(1.0 + 3 * std::ldexp(1.0, -11)), 0x3c02);
+  EXPECT_EQ(float16_from_double(-0.0), 0x8000);
+  EXPECT_EQ(float16_from_double(std::numeric_limits<double>::infinity()), 0x7c00);
+  EXPECT_TRUE(std::isnan(float16_to_double(float16_from_double(std::nan("")))));
+  EXPECT_EQ(bfloat16_from_double(1.0), 0x3f80);
+  EXPECT_EQ(bfloat16_from_double(-3.0), 0xc040);
+  EXPECT_EQ(bfloat16_from_double(1.0 + std::ldexp(1.0, -8)), 0x3f80);  // tie to even
+  EXPECT_EQ(bfloat16_from_double(3.4e38), 0x7f80);                      // beyond the largest (~3.39e38)
+  EXPECT_EQ(bfloat16_from_double(std::ldexp(1.0, -133)), 0x0001);
+  // Every finite 16-bit pattern widens exactly and rounds back to itself; the float32 path agrees
+  // with the top half of float32 rounded to nearest even.
+  for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const auto b = static_cast<std::uint16_t>(bits);
+    const double h = float16_to_double(b);
+    if (!std::isnan(h)) EXPECT_EQ(float16_from_double(h), b) << bits;
+    const double f = bfloat16_to_double(b);
+    if (!std::isnan(f)) {
+      EXPECT_EQ(bfloat16_from_double(f), b) << bits;
+      float as_float = static_cast<float>(f);
+      std::uint32_t word = 0;
+      std::memcpy(&word, &as_float, 4);
+      EXPECT_EQ(word >> 16, bits);
+      EXPECT_EQ(word & 0xffffu, 0u);
+    }
+  }
+  std::mt19937_64 rng(scanlab::test::test_seed());
+  for (int i = 0; i < 100000; ++i) {  // float -> bfloat16 as the usual bit trick (finite, no NaN)
+    const float v = std::ldexp(std::uniform_real_distribution<float>(-1, 1)(rng), static_cast<int>(rng() % 200) - 100);
+    std::uint32_t word = 0;
+    std::memcpy(&word, &v, 4);
+    const auto expected = static_cast<std::uint16_t>((word + 0x7fffu + ((word >> 16) & 1u)) >> 16);
+    EXPECT_EQ(bfloat16_from_double(v), expected) << v;
+  }
+}
+
+TEST_F(linrec_dtypes_test, npy_round_trips) {
+  const std::uint64_t seed = scanlab::test::test_seed();
+  SCOPED_TRACE(scanlab::test::seed_trace(seed));
+  for (dtype type : linrec_only_dtypes) {
+    SCOPED_TRACE(std::string(name(type)));
+    for (const std::vector<std::int64_t>& shape : {std::vector<std::int64_t>{0}, {7}, {3, 5}, {2, 3, 4}}) {
+      const host_array written = random_array(type, shape, seed);
+      write_npy(file("x.npy"), written);
+      const std::string bytes = read_bytes(file("x.npy"));
+      EXPECT_NE(bytes.find("'descr': '" + std::string(npy_descr(type)) + "'"), std::string::npos);
+      EXPECT_EQ(bytes.size() % 64, written.bytes() % 64);
+      // bfloat16 is written as <V2, read back as bfloat16 only when asked for
+      EXPECT_TRUE(same_bytes(written, read_npy(file("x.npy"), type)));
+      EXPECT_TRUE(same_bytes(written, read_dataset(file("x.npy"), {.type = type})));
+      if (type != dtype::bf16) EXPECT_TRUE(same_bytes(written, read_npy(file("x.npy"))));
+      // raw binary with the type given
+      write_dataset(file("x.bin"), written);
+      const host_array raw = read_raw(file("x.bin"), type);
+      EXPECT_EQ(raw.size(), written.size());
+      EXPECT_EQ(std::memcmp(raw.data(), written.data(), written.bytes()), 0);
+    }
+  }
+}
+
+TEST_F(linrec_dtypes_test, bfloat16_descrs) {
+  const std::string data = bytes_of(std::vector<std::uint16_t>{0x3f80, 0xc040});  // 1, -3
+  for (const char* descr : {"<V2", "|V2", "=V2", "bfloat16"}) {
+    SCOPED_TRACE(descr);
+    write_bytes(file("b.npy"), npy_bytes(1, std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (2,), }\n", data));
+    const host_array a = read_dataset(file("b.npy"), {.type = dtype::bf16});
+    ASSERT_EQ(a.type(), dtype::bf16);
+    EXPECT_EQ(std::memcmp(a.data(), data.data(), 4), 0);
+    if (std::string_view(descr) != "bfloat16") {
+      // Without --dtype bfloat16 (or with another), a 2-byte void is an error naming the fix.
+      expect_io_error([&] { (void)read_dataset(file("b.npy")); },
+                      {"b.npy", "2-byte void dtype", "raw bytes", "bfloat16", "--dtype bfloat16"});
+      expect_io_error([&] { (void)read_dataset(file("b.npy"), {.type = dtype::f16}); }, {"--dtype bfloat16"});
+    } else {
+      EXPECT_EQ(read_dataset(file("b.npy")).type(), dtype::bf16);
+    }
+  }
+  // Other voids and a big-endian one are refused.
+  write_bytes(file("v4.npy"), npy_bytes(1, "{'descr': '<V4', 'fortran_order': False, 'shape': (1,), }\n", "abcd"));
+  expect_io_error([&] { (void)read_dataset(file("v4.npy"), {.type = dtype::bf16}); }, {"v4.npy", "void dtype '<V4'"});
+  write_bytes(file("be.npy"), npy_bytes(1, "{'descr': '>V2', 'fortran_order': False, 'shape': (2,), }\n", data));
+  expect_io_error([&] { (void)read_dataset(file("be.npy"), {.type = dtype::bf16}); }, {"big-endian"});
+  // Big-endian and order-free multi-byte numeric descrs of the new kinds too.
+  write_bytes(file("f2.npy"), npy_bytes(1, "{'descr': '>f2', 'fortran_order': False, 'shape': (2,), }\n", data));
+  expect_io_error([&] { (void)read_dataset(file("f2.npy")); }, {"big-endian dtype '>f2'"});
+  write_bytes(file("c8.npy"), npy_bytes(1, "{'descr': '|c8', 'fortran_order': False, 'shape': (1,), }\n", std::string(8, '\0')));
+  expect_io_error([&] { (void)read_dataset(file("c8.npy")); }, {"unsupported dtype '|c8'", "<c8"});
+  write_bytes(file("c32.npy"), npy_bytes(1, "{'descr': '<c32', 'fortran_order': False, 'shape': (1,), }\n", std::string(32, '\0')));
+  expect_io_error([&] { (void)read_dataset(file("c32.npy")); }, {"unsupported dtype '<c32'"});
+}
+
+TEST_F(linrec_dtypes_test, text_and_convert) {
+  write_bytes(file("h.txt"), "1\n0.1\n65504\n-2.5e-8\n");
+  const host_array h = read_dataset(file("h.txt"), {.type = dtype::f16});
+  ASSERT_EQ(h.type(), dtype::f16);
+  const auto* bits = reinterpret_cast<const std::uint16_t*>(h.data());
+  EXPECT_EQ(bits[0], 0x3c00);
+  EXPECT_EQ(bits[1], float16_from_double(0.1));
+  EXPECT_EQ(bits[2], 0x7bff);
+  EXPECT_EQ(bits[3], float16_from_double(-2.5e-8));
+  write_bytes(file("big.txt"), "1\n70000\n");
+  expect_io_error([&] { (void)read_dataset(file("big.txt"), {.type = dtype::f16}); }, {"big.txt", "out of range for float16"});
+  // Written as the float32 value, which reads back to the same bits.
+  write_dataset(file("h_out.txt"), h);
+  EXPECT_TRUE(same_bytes(h, read_dataset(file("h_out.txt"), {.type = dtype::f16})));
+  const host_array bf = read_dataset(file("h.txt"), {.type = dtype::bf16});
+  write_dataset(file("bf_out.csv"), bf);
+  EXPECT_TRUE(same_bytes(bf, read_dataset(file("bf_out.csv"), {.type = dtype::bf16})));
+  // Complex text is refused both ways.
+  expect_io_error([&] { (void)read_dataset(file("h.txt"), {.type = dtype::c64}); }, {"h.txt", "text input of complex64"});
+  const host_array c = array_of<std::complex<float>>({{1, 2}, {-3, 0.5f}});
+  expect_io_error([&] { write_dataset(file("c.txt"), c); }, {"c.txt", "text output of complex64", ".npy"});
+  // convert: real <-> 16-bit, real -> complex, complex64 <-> complex128; complex -> real refused.
+  const host_array d = array_of<double>({1.0, 0.1, -1e-3});
+  const host_array d16 = convert(d, dtype::f16);
+  EXPECT_EQ(reinterpret_cast<const std::uint16_t*>(d16.data())[1], float16_from_double(0.1));
+  EXPECT_EQ(values_of<float>(convert(d16, dtype::f32))[0], 1.0f);
+  EXPECT_EQ(values_of<std::complex<double>>(convert(d, dtype::c128))[1], std::complex<double>(0.1, 0));
+  EXPECT_EQ(values_of<std::complex<double>>(convert(c, dtype::c128))[1], std::complex<double>(-3, 0.5));
+  expect_io_error([&] { (void)convert(c, dtype::f32, "c.npy"); }, {"c.npy", "complex64", "cannot be converted to float32"});
+  expect_io_error([&] { (void)convert(array_of<double>({1e6}), dtype::f16); }, {"out of range for float16"});
+  EXPECT_TRUE(same_bytes(convert(d16, dtype::f16), d16));
+  EXPECT_EQ(convert(array_of<std::int32_t>({-7}), dtype::bf16).type(), dtype::bf16);
 }
 
 }  // namespace

@@ -6,14 +6,18 @@
 #             shape, --grad-* without --backward or to standard output, a missing file: one
 #             line naming the problem, exit 1 or 2, nothing written; offsets that do not
 #             start at 0, decrease or do not end at n, offsets that are not integers, and
-#             --layout / --channels / --offsets misused, the same way; found before a GPU is
-#             looked for, so this runs everywhere
+#             --layout / --channels / --offsets misused, the same way; the new element types:
+#             a '<V2' .npy without --dtype bfloat16, complex text in or out, complex -b with
+#             real -i, and other apps refusing float16 (--dtype and files); found before a GPU
+#             is looked for, so this runs everywhere
 #   Validate  --reverse (every form, --final, both batch layouts) and --backward (generated
 #             and from a file, one sequence and batches in both layouts, n = 1 and 300007):
 #             --validate passes, -o and --grad-a/--grad-b/--grad-x0 hold arrays of the right
 #             shapes; --layout btc (generated, every form, --final, --reverse, --backward)
 #             and --offsets (int64 and int32 .npy, empty sequences, --final, --reverse,
-#             --backward) the same way (skipped without a GPU: exit 77)
+#             --backward) the same way; every element type (float16, bfloat16, complex64,
+#             complex128: forward, --reverse, --final, --backward, interleaved, btc, offsets,
+#             bfloat16 read from and written as '<V2') the same way (skipped without a GPU: exit 77)
 set -uo pipefail
 case_name="$1" bin="$2"
 app="$bin/scanlab-linrec" gen="$bin/scanlab-gen"
@@ -54,6 +58,30 @@ for _ in range(s):
 print(" ".join(map(str, out)))' "$3" "$4" "$5")
 }
 
+# write_npy FILE DESCR SHAPE FORMAT V...: a .npy of the values packed with python's struct
+# FORMAT letter ('e' float16, 'H' raw 16-bit words, 'f'/'d' for complex: re, im, re, im, ...).
+write_npy() {
+  python3 -c '
+import struct, sys
+path, descr, shape, fmt, values = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+q = chr(39)
+header = "{%sdescr%s: %s%s%s, %sfortran_order%s: False, %sshape%s: %s, }" % (q, q, q, descr, q, q, q, q, q, shape)
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+conv = int if fmt == "H" else float
+body = struct.pack("<%d%s" % (len(values), fmt), *[conv(v) for v in values])
+open(path, "wb").write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + body)' "$@"
+}
+
+# npy_descr FILE: the descr in a .npy header, e.g. "<V2".
+npy_descr() {
+  python3 -c '
+import ast, sys
+data = open(sys.argv[1], "rb").read()
+start = 10 if data[6] == 1 else 12
+length = int.from_bytes(data[8:start], "little")
+print(ast.literal_eval(data[start:start + length].decode())["descr"])' "$1"
+}
+
 case "$case_name" in
   Errors)
     "$gen" --dist uniform --dtype float32 --n 100 -o "$tmp/a.npy" -q || fail "scanlab-gen"
@@ -84,6 +112,28 @@ case "$case_name" in
     expect_error 2 "--channels needs --layout btc" --n 100 --channels 4
     expect_error 1 "--layout btc needs 3 dimensions [batch, length, channels]" -i "$tmp/a.npy" --layout btc
     expect_error 2 "--channels must be at least 1" --layout btc --channels 0
+    # The element types: bfloat16 as a 2-byte void only with --dtype bfloat16; complex text
+    # refused both ways; complex b with real a refused; other apps refuse the new types.
+    write_npy "$tmp/v2.npy" "<V2" "(4,)" H 16256 49216 16128 0  # bfloat16 1, -3, 0.5, 0
+    expect_error 1 "2-byte void dtype '<V2' holds raw bytes" -i "$tmp/v2.npy"
+    expect_error 1 "pass --dtype bfloat16" -i "$tmp/v2.npy" --dtype float16
+    write_npy "$tmp/c64.npy" "<c8" "(4,)" f 0.5 0.1 -0.25 0 0.9 -0.3 0 0
+    expect_error 2 "text output of complex64 is not supported" -i "$tmp/c64.npy" --backward \
+      --grad-a "$tmp/da.txt"
+    [[ ! -e "$tmp/da.txt" ]] || fail "a refused run wrote --grad-a"
+    expect_error 1 "a complex64 array cannot be converted to float32" -i "$tmp/a.npy" -b "$tmp/c64.npy"
+    printf '0.5\n0.25\n' > "$tmp/a.txt"
+    expect_error 1 "text input of complex128 is not supported" -i "$tmp/a.txt" --dtype complex128
+    write_npy "$tmp/h.npy" "<f2" "(4,)" e 0.5 0.25 -1 2
+    for other in scanlab-scan scanlab-reduce; do
+      [[ -x "$bin/$other" ]] || { echo "note: $other not built, its refusals not checked"; continue; }
+      app="$bin/$other" expect_error 2 "$other does not take float16 (only scanlab-linrec does)" --dtype float16
+      app="$bin/$other" expect_error 1 "float16 data: $other does not take it" -i "$tmp/h.npy"
+      app="$bin/$other" expect_error 1 "2-byte void dtype" -i "$tmp/v2.npy"
+    done
+    "$gen" --dtype bfloat16 --n 4 -o "$tmp/gen.npy" -q > /dev/null 2> "$tmp/stderr"
+    [[ $? == 2 ]] && grep -qF "scanlab-gen does not generate bfloat16" "$tmp/stderr" ||
+      fail "scanlab-gen --dtype bfloat16: $(cat "$tmp/stderr")"
     ;;
   Validate)
     "$gen" --dist uniform --dtype float32 --n 10 -o "$tmp/probe.npy" -q || fail "scanlab-gen"
@@ -171,6 +221,50 @@ case "$case_name" in
     write_offsets "$tmp/empty.npy" "<i8" 0 0 0
     run "offsets, only empty sequences" --offsets "$tmp/empty.npy" --final --x0 2 -o "$tmp/x.npy"
     expect_shape "$tmp/x.npy" "(2,)"
+    # The element types: each one forward, reverse, final, backward, in both batch layouts,
+    # channels-last and by offsets, outputs in the same type (bfloat16 as '<V2').
+    declare -A descr_of=([float16]="<f2" [bfloat16]="<V2" [complex64]="<c8" [complex128]="<c16")
+    for type in float16 bfloat16 complex64 complex128; do
+      run "$type" --dtype $type --n $n --x0 0.5 -o "$tmp/x.npy"
+      [[ $(npy_descr "$tmp/x.npy") == "${descr_of[$type]}" ]] || fail "$type: -o wrote $(npy_descr "$tmp/x.npy")"
+      expect_shape "$tmp/x.npy" "($n,)"
+      run "$type n=1" --dtype $type --n 1
+      run "$type reverse" --dtype $type --n $n --reverse
+      run "$type reverse final" --dtype $type --n 1000 --batch 64 --reverse --final -o "$tmp/x.npy"
+      expect_shape "$tmp/x.npy" "(64,)"
+      run "$type lambda" --dtype $type --n 1000 --batch 64 --lambda
+      run "$type ema" --dtype $type --n 1000 --batch 64 --interleaved --ema 0.1
+      run "$type backward" --dtype $type --n $n --x0 0.25 --backward --grad-a "$tmp/da.npy" \
+        --grad-x0 "$tmp/dx0.npy"
+      [[ $(npy_descr "$tmp/da.npy") == "${descr_of[$type]}" ]] || fail "$type: --grad-a wrote $(npy_descr "$tmp/da.npy")"
+      expect_shape "$tmp/da.npy" "($n,)"
+      expect_shape "$tmp/dx0.npy" "(1,)"
+      for layout in "" --interleaved; do
+        run "$type backward batch $layout" --dtype $type --n 1000 --batch 64 $layout --backward
+      done
+      run "$type btc" --dtype $type "${btc[@]}" -o "$tmp/x.npy"
+      expect_shape "$tmp/x.npy" "(4, 1000, 48)"
+      run "$type btc reverse final" --dtype $type "${btc[@]}" --reverse --final
+      run "$type btc backward" --dtype $type "${btc[@]}" --backward
+      run "$type offsets" --dtype $type --offsets "$tmp/o64.npy" --x0 1
+      run "$type offsets reverse" --dtype $type --offsets "$tmp/o32.npy" --reverse --final
+      run "$type offsets backward" --dtype $type --offsets "$tmp/o64.npy" --backward
+    done
+    # bfloat16 read from '<V2' files (as ml_dtypes/JAX write them), written back so.
+    write_npy "$tmp/ba.npy" "<V2" "(4,)" H 16256 49216 16128 0  # 1, -3, 0.5, 0
+    write_npy "$tmp/bb.npy" "<V2" "(4,)" H 16128 16128 16256 49024  # 0.5, 0.5, 1, -1
+    run "bfloat16 from <V2" -i "$tmp/ba.npy" -b "$tmp/bb.npy" --dtype bfloat16 -o "$tmp/x.npy"
+    [[ $(npy_descr "$tmp/x.npy") == "<V2" ]] || fail "bfloat16: -o wrote $(npy_descr "$tmp/x.npy")"
+    # x = 0.5, -1, 0.5, -1 (a[3] = 0 resets): bfloat16 0x3f00 0xbf80 0x3f00 0xbf80
+    got=$(python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); print(d[-8:].hex())' "$tmp/x.npy")
+    [[ $got == "003f80bf003f80bf" ]] || fail "bfloat16 from <V2: x bytes $got"
+    # float16 and complex from files; a float32 b converted to the type of a.
+    write_npy "$tmp/ha.npy" "<f2" "(4,)" e 0.5 0.25 -1 2
+    "$gen" --dist normal --dtype float32 --n 4 -o "$tmp/b4.npy" -q || fail "scanlab-gen"
+    run "float16 from a file, b float32" -i "$tmp/ha.npy" -b "$tmp/b4.npy" --backward
+    write_npy "$tmp/ca.npy" "<c16" "(3,)" d 0.5 0.5 0 0 -0.9 0.1
+    "$gen" --dist normal --dtype float64 --n 3 -o "$tmp/b3.npy" -q || fail "scanlab-gen"
+    run "complex128 from a file, b real" -i "$tmp/ca.npy" -b "$tmp/b3.npy" --backward
     ;;
   *)
     echo "unknown case $case_name"
