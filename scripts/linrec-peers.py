@@ -844,8 +844,6 @@ def fake_results(cases, args):
                "check": check_record({"x": 2e-7 if dtype == "float32" else 2e-3}, dtype)}
         if impl == "scanlab":
             rec = {"status": "ok", **summary(samples), "validated": None}
-            if dtype == "bfloat16":
-                rec = {"status": "not available", "error": "the app does not take --dtype bfloat16 (dry run)"}
         if impl == "accelerated-scan-warp" and dtype == "bfloat16" and mode == "fwd+bwd":
             rec = {"status": "crashed", "error": "the process died (signal 6): illegal memory access (dry run)"}
         if impl == "jax" and mode == "fwd+bwd" and n > 1e8:
