@@ -14,7 +14,6 @@
 
 #include <complex>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -67,12 +66,14 @@ decltype(auto) visit_element(io::dtype t, F&& f) {
 // the CUDA host intrinsics' float step), complex with a zero imaginary part.
 template <class T>
 T from_double(double v) {
-  if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
-    const std::uint16_t bits =
-        std::is_same_v<T, __half> ? io::float16_from_double(v) : io::bfloat16_from_double(v);
-    T out;
-    std::memcpy(&out, &bits, sizeof out);
-    return out;
+  if constexpr (std::is_same_v<T, __half>) {
+    __half_raw raw;
+    raw.x = io::float16_from_double(v);
+    return __half(raw);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    __nv_bfloat16_raw raw;
+    raw.x = io::bfloat16_from_double(v);
+    return __nv_bfloat16(raw);
   } else if constexpr (scanlab::is_complex_v<T>) {
     using R = typename T::value_type;
     return T(static_cast<R>(v), R(0));
@@ -84,10 +85,10 @@ T from_double(double v) {
 // A stored value as a complex double (exact: the 16-bit types widen exactly).
 template <class T>
 std::complex<double> to_complex(T v) {
-  if constexpr (std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
-    std::uint16_t bits = 0;
-    std::memcpy(&bits, &v, sizeof bits);
-    return std::is_same_v<T, __half> ? io::float16_to_double(bits) : io::bfloat16_to_double(bits);
+  if constexpr (std::is_same_v<T, __half>) {
+    return io::float16_to_double(static_cast<__half_raw>(v).x);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return io::bfloat16_to_double(static_cast<__nv_bfloat16_raw>(v).x);
   } else if constexpr (scanlab::is_complex_v<T>) {
     return {static_cast<double>(v.re), static_cast<double>(v.im)};
   } else {

@@ -137,7 +137,10 @@ io::host_array generate_operand(io::dtype type, const std::vector<std::int64_t>&
       const auto u = second.as<double>();
       for (std::size_t i = 0; i < view.size(); ++i) {
         std::complex<double> z{in[i], lo + (hi - lo) * u[i]};
-        if (draw != complex_draw::parts) z = std::polar(in[i], 2 * 3.14159265358979323846 * u[i]);
+        if (draw != complex_draw::parts) {  // r (possibly negative: the sign turns the angle) times e^(i theta)
+          const double theta = 2 * 3.14159265358979323846 * u[i];
+          z = in[i] * std::complex<double>(std::cos(theta), std::sin(theta));
+        }
         if (draw == complex_draw::one_minus_polar) z = 1.0 - z;
         view[i] = T(static_cast<R>(z.real()), static_cast<R>(z.imag()));
       }
@@ -451,7 +454,8 @@ int main(int argc, char** argv) {
       std::memcpy(x0s.data(), states.data(), x0s.bytes());
     } else {
       scanlab::linrec_app::visit_element(p.type(), [&]<class T>() {
-        std::fill(x0s.as<T>().begin(), x0s.as<T>().end(), scanlab::linrec_app::from_double<T>(x0));
+        const auto states = x0s.as<T>();
+        std::fill(states.begin(), states.end(), scanlab::linrec_app::from_double<T>(x0));
       });
     }
     const bool is_double = p.type() == io::dtype::f64 || p.type() == io::dtype::c128;
