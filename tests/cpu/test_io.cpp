@@ -1249,7 +1249,9 @@ TEST(linrec_dtypes, sixteen_bit_rounding) {
   for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
     const auto b = static_cast<std::uint16_t>(bits);
     const double h = float16_to_double(b);
-    if (!std::isnan(h)) EXPECT_EQ(float16_from_double(h), b) << bits;
+    if (!std::isnan(h)) {
+      EXPECT_EQ(float16_from_double(h), b) << bits;
+    }
     const double f = bfloat16_to_double(b);
     if (!std::isnan(f)) {
       EXPECT_EQ(bfloat16_from_double(f), b) << bits;
@@ -1284,7 +1286,9 @@ TEST_F(linrec_dtypes_test, npy_round_trips) {
       // bfloat16 is written as <V2, read back as bfloat16 only when asked for
       EXPECT_TRUE(same_bytes(written, read_npy(file("x.npy"), type)));
       EXPECT_TRUE(same_bytes(written, read_dataset(file("x.npy"), {.type = type})));
-      if (type != dtype::bf16) EXPECT_TRUE(same_bytes(written, read_npy(file("x.npy"))));
+      if (type != dtype::bf16) {
+        EXPECT_TRUE(same_bytes(written, read_npy(file("x.npy"))));
+      }
       // raw binary with the type given
       write_dataset(file("x.bin"), written);
       const host_array raw = read_raw(file("x.bin"), type);
