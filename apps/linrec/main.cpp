@@ -40,6 +40,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -461,7 +462,8 @@ int main(int argc, char** argv) {
     const bool is_double = p.type() == io::dtype::f64 || p.type() == io::dtype::c128;
     const bool is_complex = io::is_complex(p.type());
     if (is_complex) {
-      for (const std::string* path : {&o.output, &grad_a_file, &grad_b_file, &grad_x0_file}) {
+      for (const std::string* path :
+           std::initializer_list<const std::string*>{&o.output, &grad_a_file, &grad_b_file, &grad_x0_file}) {
         if (!path->empty() && is_text_output(*path)) {
           throw std::invalid_argument(*path + ": text output of " + std::string(io::name(p.type())) +
                                       " is not supported (write .npy or .bin)");
