@@ -173,7 +173,7 @@ void channels_last_paths_test() {
   const sequence_layout layout = sequence_layout::channels_last(batch, length, channels);
   const std::int64_t n = layout.elements();
   auto h = make_problem<T>(n, a_kind::contracting, seed + 11);
-  for (auto& v : h.p) v = std::fabs(v);  // usable as lambda: [0, 0.9)
+  for (auto& v : h.p) v = make_value<T>(std::fabs(to_double(v)), std::fabs(imag_double(v)));  // usable as lambda
   h.x0s = random_states<T>(layout.sequences, seed + 13);
   device_buffer<T> d_p(view(h.p)), d_q(view(h.q)), d_x0s(view(h.x0s)), d_x(n), d_final(layout.sequences);
   for (const std::int64_t segments : {1, 2, 5, 64}) {
@@ -222,17 +222,17 @@ void channels_last_paths_test() {
   // NaN in b of sequence (1, 2), Inf in b of (2, 5): each stays in its own sequence.
   auto special = make_problem<T>(n, a_kind::contracting, seed + 17);
   special.x0s = random_states<T>(layout.sequences, seed + 19);
-  special.q[static_cast<std::size_t>(layout.at(1 * channels + 2, 100))] = std::numeric_limits<T>::quiet_NaN();
-  special.q[static_cast<std::size_t>(layout.at(2 * channels + 5, 7))] = std::numeric_limits<T>::infinity();
+  special.q[static_cast<std::size_t>(layout.at(1 * channels + 2, 100))] = nan_value<T>();
+  special.q[static_cast<std::size_t>(layout.at(2 * channels + 5, 7))] = inf_value<T>();
   device_buffer<T> d_sp(view(special.p)), d_sq(view(special.q));
   const auto got = solve_shape<T>(linrec_ab(static_cast<const T*>(d_sp.data()), static_cast<const T*>(d_sq.data())),
                                   shape, n, layout.sequences, special.x0s, true, false);
   const auto rs = reference_check_layout(reference_operands(special), layout, view(special.x0s), T(0), view(got.x),
                                          false);
   EXPECT_TRUE(rs.pass()) << "NaN / Inf: " << describe(rs);
-  EXPECT_TRUE(std::isnan(got.x[static_cast<std::size_t>(layout.at(1 * channels + 2, length - 1))]));
-  EXPECT_FALSE(std::isnan(got.x[static_cast<std::size_t>(layout.at(1 * channels + 3, length - 1))]));
-  EXPECT_FALSE(std::isnan(got.x[static_cast<std::size_t>(layout.at(1 * channels + 1, length - 1))]));
+  EXPECT_TRUE(is_nan(got.x[static_cast<std::size_t>(layout.at(1 * channels + 2, length - 1))]));
+  EXPECT_FALSE(is_nan(got.x[static_cast<std::size_t>(layout.at(1 * channels + 3, length - 1))]));
+  EXPECT_FALSE(is_nan(got.x[static_cast<std::size_t>(layout.at(1 * channels + 1, length - 1))]));
 }
 
 // ---- variable-length sequences (offsets) ----
@@ -369,11 +369,11 @@ void varlen_special_and_memory_test() {
   const std::int64_t n = layout.elements(), sequences = layout.sequences;
   auto h = make_problem<T>(n, a_kind::contracting, seed + 41);
   h.x0s = random_states<T>(sequences, seed + 42);
-  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T nan = nan_value<T>();
   h.q[static_cast<std::size_t>(layout.at(1, 10))] = nan;                                  // sequence 1 from step 10
   h.p[static_cast<std::size_t>(layout.at(4, 5))] = nan;                                   // sequence 4 ...
   h.p[static_cast<std::size_t>(layout.at(4, tile))] = T(0);                               // ... until a reset
-  h.q[static_cast<std::size_t>(layout.at(5, 0))] = std::numeric_limits<T>::infinity();  // a one-element sequence
+  h.q[static_cast<std::size_t>(layout.at(5, 0))] = inf_value<T>();  // a one-element sequence
   h.x0s[2] = nan;  // an empty sequence: its final state is its NaN initial state
   device_buffer<T> d_p(view(h.p)), d_q(view(h.q));
   device_buffer<std::int64_t> d_offsets{std::span<const std::int64_t>(offsets)};
@@ -385,14 +385,14 @@ void varlen_special_and_memory_test() {
   EXPECT_TRUE(rx.pass()) << describe(rx);
   const auto rf = reference_check_layout(ops, layout, view(h.x0s), T(0), view(got.final_states), true);
   EXPECT_TRUE(rf.pass()) << describe(rf);
-  EXPECT_FALSE(std::isnan(got.x[static_cast<std::size_t>(layout.at(1, 9))]));
-  EXPECT_TRUE(std::isnan(got.x[static_cast<std::size_t>(layout.at(1, lengths[1] - 1))]));
-  EXPECT_FALSE(std::isnan(got.x[static_cast<std::size_t>(layout.at(3, 0))]));  // 3 starts a new sequence
-  EXPECT_TRUE(std::isnan(got.final_states[2]));
-  EXPECT_TRUE(std::isnan(got.x[static_cast<std::size_t>(layout.at(4, tile - 1))]));
-  EXPECT_FALSE(std::isnan(got.x[static_cast<std::size_t>(layout.at(4, tile))]));
-  EXPECT_TRUE(std::isinf(got.final_states[5]));
-  EXPECT_FALSE(std::isnan(got.x[static_cast<std::size_t>(layout.at(6, 0))]));
+  EXPECT_FALSE(is_nan(got.x[static_cast<std::size_t>(layout.at(1, 9))]));
+  EXPECT_TRUE(is_nan(got.x[static_cast<std::size_t>(layout.at(1, lengths[1] - 1))]));
+  EXPECT_FALSE(is_nan(got.x[static_cast<std::size_t>(layout.at(3, 0))]));  // 3 starts a new sequence
+  EXPECT_TRUE(is_nan(got.final_states[2]));
+  EXPECT_TRUE(is_nan(got.x[static_cast<std::size_t>(layout.at(4, tile - 1))]));
+  EXPECT_FALSE(is_nan(got.x[static_cast<std::size_t>(layout.at(4, tile))]));
+  EXPECT_TRUE(is_inf(got.final_states[5]));
+  EXPECT_FALSE(is_nan(got.x[static_cast<std::size_t>(layout.at(6, 0))]));
   // Misaligned: every array one element past a 16-byte boundary; the same bits.
   const auto clean = make_problem<T>(n, a_kind::mixed, seed + 43);
   const auto clean_x0s = random_states<T>(sequences, seed + 44);

@@ -1070,6 +1070,22 @@ struct linrec_agent {
       }
     }
   }
+  // The 16-bit finish's sequence starts from the offsets (bit c: item c in scan order starts
+  // a sequence; reverse: the sequence's last element), and the sequence of such an item
+  // (a bisection of the tile's bracket, once per start: the 16-bit tiles keep no maps, so
+  // the finish applies each start itself).
+  __device__ sequence_marks offset_starts(std::int64_t tile, std::int64_t s0) const {
+    static_assert(items <= 32, "one bit per item");
+    sequence_marks m;
+    for_each_item_sequence(tile, s0, [&](int e, std::int64_t, bool first, bool last) {
+      if (reverse ? last : first) m.start_mask |= 1u << stored(e);
+    });
+    return m;
+  }
+  __device__ std::int64_t sequence_at(std::int64_t tile, int c) const {
+    const std::int64_t t = physical_tile(tile);
+    return sequence_holding(first_element(tile) + stored(c), p.src.tile_sequences[t], p.src.tile_sequences[t + 1]);
+  }
   // The backward pass's marks from the offsets: the scan starts at each sequence's last
   // element (as stored) and ends at its first.
   __device__ sequence_marks offset_marks(std::int64_t tile, std::int64_t s0) const {
@@ -1346,7 +1362,11 @@ struct linrec_agent {
     [[maybe_unused]] std::int64_t j0 = 0;
     [[maybe_unused]] int left = items;  // the thread's items that exist: [0, left) (forward)
     if constexpr (!maps_in_tile) {
-      starts = find_marks(tile);
+      if constexpr (by_offsets) {
+        starts = offset_starts(tile, sequence_parked);  // the walk of the offsets, as the scan did
+      } else {
+        starts = find_marks(tile);
+      }
       j0 = first_position(tile);
       if (!is_full(tile)) left = end_existing(j0);
     }
@@ -1370,7 +1390,9 @@ struct linrec_agent {
         const int c = reverse ? C - 1 - cc : cc;
         if constexpr (!maps_in_tile) {
           const int k = jj * C + cc;  // scan order
-          if (k == starts.start && k < left) {
+          if constexpr (by_offsets) {
+            if ((starts.start_mask >> k) & 1u) state = initial_state(sequence_at(tile, k));
+          } else if (k == starts.start && k < left) {
             state = marked_state(buf, tile, j0 + k);
           } else if (((starts.start_mask >> k) & 1u) && k < left) {
             state = initial_state(sequence_of(j0 + k));
