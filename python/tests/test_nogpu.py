@@ -296,6 +296,18 @@ def test_empty_device_array_exports_both_protocols():
     lambda: scanlab.dot(FakeDLPack((10,)), FakeDLPack((10,)), dtype="float64"),
     lambda: scanlab.rms(FakeDLPack((0,), dtype="float64")),
     lambda: scanlab.norm(FakeDLPack((4, 4))),
+    # Empty inputs allocate nothing: these reach the extension's functions (their arguments
+    # converted by nanobind), which fail at their first CUDA call.
+    lambda: scanlab.select(FakeDLPack((0,)), gt=1.0, lt=math.inf, return_indices=True),
+    lambda: scanlab.select(FakeDLPack((0,), dtype="uint64"), FakeDLPack((0,), dtype="bool")),
+    lambda: scanlab.unique_consecutive(FakeDLPack((0,), dtype="float64"), return_counts=True),
+    lambda: scanlab.partition(FakeDLPack((0,), dtype="uint64"), between=(0, 2**64 - 1), stable=True),
+    lambda: scanlab.partition(FakeDLPack((0,), dtype="float32"), math.nan, three_way=True),
+    lambda: scanlab.partition(FakeDLPack((0,), dtype="int64"), -(2**63), three_way=True),
+    lambda: scanlab.quicksort(FakeDLPack((0,), dtype="int32"), descending=True),
+    lambda: scanlab.dot(FakeDLPack((0,)), FakeDLPack((0,))),
+    lambda: scanlab._scanlab.read_int64("select", 0x7F0000000000, 0, 0),
+    lambda: scanlab._scanlab.copy_async("select", 0x7F0000000000, 0x7F0000001000, 8, 0, 0),
 ])
 def test_without_gpu_a_valid_call_raises_runtime_error(call):
     with pytest.raises(RuntimeError, match=r"scanlab\.\w+: CUDA error cuda\w+: "):

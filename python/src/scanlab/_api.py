@@ -381,8 +381,8 @@ def norm(x: Any, ord: Optional[int] = 2, *, dtype: Any = None, stream: Any = Non
     return _norm_call("norm", x, None, dtype, stream)
 
 
-for _f in (dot, rms, norm):
-    _f.__doc__ = (_f.__doc__ or "") + _NORMS_DOC_COMMON
+for _norm_fn in (dot, rms, norm):
+    _norm_fn.__doc__ = (_norm_fn.__doc__ or "") + _NORMS_DOC_COMMON
 
 
 # ---- linear recurrences ----

@@ -108,11 +108,13 @@ def closed_range(call: Call, dtype: str, gt: Any = None, lt: Any = None, between
         a, b = _between(call, between, "between")
         lows.append(_lower(dtype, a, False))
         highs.append(_upper(dtype, b, False))
-    empty = (high_limit, low_limit) if dtype in _FLOATS else (1, 0)
-    if None in lows or None in highs:
+    empty: tuple[Scalar, Scalar] = (high_limit, low_limit) if dtype in _FLOATS else (1, 0)
+    lo_bounds = [b for b in lows if b is not None]
+    hi_bounds = [b for b in highs if b is not None]
+    if len(lo_bounds) < len(lows) or len(hi_bounds) < len(highs):  # a test nothing passes
         return empty
-    lo = max([low_limit, *lows])
-    hi = min([high_limit, *highs])
+    lo = max([low_limit, *lo_bounds])
+    hi = min([high_limit, *hi_bounds])
     return (lo, hi) if lo <= hi else empty
 
 
@@ -216,7 +218,9 @@ def select(x: Any, mask: Any = None, *, gt: Optional[Scalar] = None, lt: Optiona
     if mask is None and not tested:
         raise call.value_error("nothing to select by: give a mask or a value test (gt=, lt=, between=)")
     a = call.arg(x, "x", dtypes=DTYPES, ndims=None)
-    flags, lo, hi = 0, 0, 0
+    flags = 0
+    lo: Scalar = 0
+    hi: Scalar = 0
     if mask is not None:
         m = call.arg(mask, "mask", dtypes=("bool", "uint8"), ndims=None)
         if m.shape != a.shape:
@@ -266,8 +270,8 @@ def unique_consecutive(x: Any, return_counts: bool = False, *, stream: Any = Non
     return (values, lengths) if counts else values
 
 
-for _f in (select, unique_consecutive):
-    _f.__doc__ = (_f.__doc__ or "") + _SYNC_NOTE
+for _compaction in (select, unique_consecutive):
+    _compaction.__doc__ = (_compaction.__doc__ or "") + _SYNC_NOTE
 
 
 # ---- partitions ----
