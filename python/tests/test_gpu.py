@@ -390,12 +390,17 @@ def test_cupy_in_cupy_out():
     assert scanlab.reduce(keys, "max").item() == int(cupy.asnumpy(keys).max())
 
 
-def test_jax_in_jax_out():
+def jax_gpu():
+    """(jax, its first GPU device), or a skip."""
     jax = pytest.importorskip("jax")
     try:
-        gpu = jax.devices("gpu")[0]
+        return jax, jax.devices("gpu")[0]
     except RuntimeError:
         pytest.skip("JAX sees no GPU")
+
+
+def test_jax_in_jax_out():
+    jax, gpu = jax_gpu()
     x_np = random(1000003, "float32", seed=12)
     x = jax.device_put(x_np, gpu)
     got = scanlab.cumsum(x)
@@ -714,11 +719,7 @@ def test_new_functions_cupy_in_cupy_out():
 
 
 def test_new_functions_jax_in_jax_out():
-    jax = pytest.importorskip("jax")
-    try:
-        gpu = jax.devices("gpu")[0]
-    except RuntimeError:
-        pytest.skip("JAX sees no GPU")
+    jax, gpu = jax_gpu()
     x_np = random(100003, "float32", seed=93)
     x = jax.device_put(x_np, gpu)
     got = scanlab.select(x, lt=0.0)

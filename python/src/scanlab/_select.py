@@ -55,32 +55,22 @@ def next_float(dtype: str, v: float, up: bool) -> float:
     return struct.unpack("<f", struct.pack("<I", bits))[0]
 
 
-def _lower(dtype: str, a: Scalar, strict: bool) -> Optional[Scalar]:
-    """The least ``dtype`` value x with x > a (strict) or x >= a; None when there is none."""
-    if isinstance(a, float) and math.isnan(a):
+def _bound(dtype: str, v: Scalar, strict: bool, lower: bool) -> Optional[Scalar]:
+    """lower: the least ``dtype`` value x with x > v (strict) or x >= v; else the greatest with
+    x < v (strict) or x <= v. None when there is none."""
+    if isinstance(v, float) and math.isnan(v):
         return None
+    beyond = math.inf if lower else -math.inf  # no value is strictly past it
     if dtype in _FLOATS:
-        a = round_to(dtype, a)
+        v = round_to(dtype, v)
         if not strict:
-            return a
-        return None if a == math.inf else next_float(dtype, a, True)
-    if isinstance(a, float) and math.isinf(a):
-        return INT_RANGE[dtype][0] if a < 0 else None
-    return math.floor(a) + 1 if strict else math.ceil(a)
-
-
-def _upper(dtype: str, b: Scalar, strict: bool) -> Optional[Scalar]:
-    """The greatest ``dtype`` value x with x < b (strict) or x <= b; None when there is none."""
-    if isinstance(b, float) and math.isnan(b):
-        return None
-    if dtype in _FLOATS:
-        b = round_to(dtype, b)
-        if not strict:
-            return b
-        return None if b == -math.inf else next_float(dtype, b, False)
-    if isinstance(b, float) and math.isinf(b):
-        return INT_RANGE[dtype][1] if b > 0 else None
-    return math.ceil(b) - 1 if strict else math.floor(b)
+            return v
+        return None if v == beyond else next_float(dtype, v, lower)
+    if isinstance(v, float) and math.isinf(v):
+        return None if v == beyond else INT_RANGE[dtype][0 if lower else 1]
+    if lower:
+        return math.floor(v) + 1 if strict else math.ceil(v)
+    return math.ceil(v) - 1 if strict else math.floor(v)
 
 
 def _between(call: Call, value: Any, arg: str) -> tuple[Scalar, Scalar]:
@@ -101,13 +91,13 @@ def closed_range(call: Call, dtype: str, gt: Any = None, lt: Any = None, between
     lows: list[Optional[Scalar]] = []
     highs: list[Optional[Scalar]] = []
     if gt is not None:
-        lows.append(_lower(dtype, check_number(call, gt, "gt"), True))
+        lows.append(_bound(dtype, check_number(call, gt, "gt"), True, lower=True))
     if lt is not None:
-        highs.append(_upper(dtype, check_number(call, lt, lt_name), True))
+        highs.append(_bound(dtype, check_number(call, lt, lt_name), True, lower=False))
     if between is not None:
         a, b = _between(call, between, "between")
-        lows.append(_lower(dtype, a, False))
-        highs.append(_upper(dtype, b, False))
+        lows.append(_bound(dtype, a, False, lower=True))
+        highs.append(_bound(dtype, b, False, lower=False))
     empty: tuple[Scalar, Scalar] = (high_limit, low_limit) if dtype in _FLOATS else (1, 0)
     lo_bounds = [b for b in lows if b is not None]
     hi_bounds = [b for b in highs if b is not None]
