@@ -428,11 +428,12 @@ def select_cases(dtype: str):
                 (dict(between=(-1.0, 0.0)), lambda x: (x >= -1) & (x <= 0)),
                 (dict(between=(-1.0, 1.0), lt=1.0), lambda x: (x >= -1) & (x < 1)),
                 (dict(gt=3.0), lambda x: x > 3)]  # few kept: the copy path
-    info = np.iinfo(dtype)
-    mid = int(info.min) // 2 + int(info.max) // 2
-    return [(dict(gt=mid), lambda x: x > mid), (dict(lt=mid + 0.5), lambda x: x <= mid),
-            (dict(between=(mid, int(info.max))), lambda x: x >= mid),
-            (dict(gt=int(info.max) - 2**20, lt=2**80), lambda x: x > int(info.max) - 2**20)]
+    low, high = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
+    mid = low // 2 + high // 2
+    top = high - (high - low) // 8  # about an eighth kept: the copy path
+    return [(dict(gt=mid), lambda x: x > mid), (dict(lt=mid + 0.5), lambda x: x < mid + 0.5),
+            (dict(between=(mid, high)), lambda x: x >= mid),
+            (dict(gt=top, lt=2**80), lambda x: x > top)]
 
 
 @pytest.mark.parametrize("n", SIZES)
@@ -504,7 +505,7 @@ def test_select_integer_bounds_are_exact():
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_unique_consecutive_matches_torch(n, dtype):
     rng = np.random.default_rng(n + 5)
-    x = rng.integers(0, 4, n).astype(dtype)  # long runs
+    x = np.repeat(rng.integers(0, 4, n), rng.integers(1, 6, n))[:n].astype(dtype)  # runs of 1 to 5 and more
     if dtype in FLOATS and n > 10:
         x[::53] = np.nan
         x[7::59] = -0.0

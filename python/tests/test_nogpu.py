@@ -533,3 +533,44 @@ def test_float32_helpers_match_numpy():
 def test_numpy_bool_is_not_a_bound():
     with pytest.raises(TypeError, match=r"gt must be a number; got numpy\.bool"):
         scanlab.select(FakeDLPack((4,)), gt=np.True_)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint32", "uint64", "float32", "float64"])
+def test_closed_range_keeps_what_the_comparisons_keep(dtype):
+    """The device's lo <= x <= hi, simulated with NumPy in x's dtype, against the tests
+    themselves: exact Python comparisons for integers, comparisons in x's dtype for floats."""
+    r = np.random.default_rng(1)
+    if dtype.startswith("float"):
+        x = np.concatenate([r.standard_normal(3000) * 4, [np.nan, -0.0, 0.0, np.inf, -np.inf, 1e-45, 0.1, 0.5]])
+        x = x.astype(dtype)
+        bounds = [0, -0.0, 0.1, 0.5, -1.5, 2.25, 1e-45, 3e38, 1e39, -1e300, math.inf, -math.inf, math.nan, 2**70]
+        ref = x
+
+        def cmp(b):
+            with np.errstate(over="ignore"):
+                return np.array(b, dtype=np.float64).astype(dtype)  # the bound in x's dtype
+    else:
+        info = np.iinfo(dtype)
+        x = np.concatenate([r.integers(info.min, info.max, 3000, dtype=dtype, endpoint=True),
+                            np.array([info.min, info.max, 0, 1, 2, 3], dtype=dtype)])
+        bounds = [0, 1, 2.5, -2.5, -1, int(info.max), int(info.min), int(info.max) - 0.5, 2**70, -(2**70),
+                  math.inf, -math.inf, math.nan, float(2**62)]
+        ref = x.astype(object)
+
+        def cmp(b):
+            return b
+    tests = []
+    for b in bounds:
+        tests.append((dict(gt=b), lambda b=b: ref > cmp(b)))
+        tests.append((dict(lt=b), lambda b=b: ref < cmp(b)))
+        for c in bounds[::3]:
+            tests.append((dict(between=(c, b)), lambda b=b, c=c: (ref >= cmp(c)) & (ref <= cmp(b))))
+            tests.append((dict(gt=c, lt=b), lambda b=b, c=c: (ref > cmp(c)) & (ref < cmp(b))))
+    for kw, keep in tests:
+        lo, hi = rng(dtype, **kw)
+        lo_t, hi_t = np.array([lo, hi]).astype(dtype) if dtype.startswith("float") else \
+            (np.array(lo, dtype=dtype), np.array(hi, dtype=dtype))  # refuses a value out of range
+        with np.errstate(invalid="ignore"):
+            got = (lo_t <= x) & (x <= hi_t)
+            want = np.asarray(keep(), dtype=bool)
+        assert np.array_equal(got, want), (kw, lo, hi)
