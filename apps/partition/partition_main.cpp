@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     const auto& o = app.options();
     io::host_array data = app.load_input();
     pa::require_supported(data.type());
-    if (data.shape().size() > 1) spdlog::info("input is 2-D: partitioning its {} elements in C order", data.size());
+    if (data.shape().size() > 1) spdlog::info("input is {}-D: partitioning its {} elements in C order", data.shape().size(), data.size());
     const io::host_array pivot = make_pivot(pivot_option, data);
     spdlog::info("pivot: {}{}", pivot_text(pivot), pivot_option == "median" ? " (the median)" : "");
 

@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
       throw std::invalid_argument("--order abs-desc sorts float32 and float64 keys, not " +
                                   std::string(io::name(data.type())));
     }
-    if (data.shape().size() > 1) spdlog::info("input is 2-D: sorting its {} elements in C order", data.size());
+    if (data.shape().size() > 1) spdlog::info("input is {}-D: sorting its {} elements in C order", data.shape().size(), data.size());
     if (adversary) {
       if (data.size() >= (std::int64_t{1} << 32)) throw std::invalid_argument("--adversary takes fewer than 2^32 keys");
       data = adversary_of(data);

@@ -35,7 +35,8 @@ _capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 _NAME = b"dltensor"  # the capsule keeps a pointer to its name: keep it alive for good
 
 DTYPES = {"int32": (0, 32), "int64": (0, 64), "uint32": (1, 32), "uint64": (1, 64), "float32": (2, 32),
-          "float64": (2, 64), "float16": (2, 16), "bfloat16": (4, 16), "bool": (6, 8), "complex64": (5, 64)}
+          "float64": (2, 64), "float16": (2, 16), "bfloat16": (4, 16), "bool": (6, 8), "complex64": (5, 64),
+          "uint8": (1, 8), "int8": (0, 8)}
 
 
 class FakeDLPack:

@@ -390,12 +390,17 @@ def test_cupy_in_cupy_out():
     assert scanlab.reduce(keys, "max").item() == int(cupy.asnumpy(keys).max())
 
 
-def test_jax_in_jax_out():
+def jax_gpu():
+    """(jax, its first GPU device), or a skip."""
     jax = pytest.importorskip("jax")
     try:
-        gpu = jax.devices("gpu")[0]
+        return jax, jax.devices("gpu")[0]
     except RuntimeError:
         pytest.skip("JAX sees no GPU")
+
+
+def test_jax_in_jax_out():
+    jax, gpu = jax_gpu()
     x_np = random(1000003, "float32", seed=12)
     x = jax.device_put(x_np, gpu)
     got = scanlab.cumsum(x)
@@ -403,3 +408,346 @@ def test_jax_in_jax_out():
     np.testing.assert_allclose(np.asarray(got), np.cumsum(x_np.astype(np.float64)), rtol=1e-3, atol=1e-1)
     np.testing.assert_array_equal(np.asarray(scanlab.sort(x)), np.sort(x_np))
     assert float(scanlab.reduce(x, "min")) == x_np.min()
+
+
+# ---- select (stream compaction) ----
+
+def select_data(n: int, dtype: str, seed: int) -> np.ndarray:
+    x = random(n, dtype, seed=seed)
+    if dtype in FLOATS and n > 10:
+        x[::37] = np.nan
+        x[3::41] = -0.0
+        x[4::43] = 0.0
+    return x
+
+
+def select_cases(dtype: str):
+    """(kwargs, numpy test) pairs: each bound form, and intersections."""
+    if dtype in FLOATS:
+        return [(dict(gt=0.0), lambda x: x > 0), (dict(lt=0.5), lambda x: x < 0.5),
+                (dict(between=(-1.0, 0.0)), lambda x: (x >= -1) & (x <= 0)),
+                (dict(between=(-1.0, 1.0), lt=1.0), lambda x: (x >= -1) & (x < 1)),
+                (dict(gt=3.0), lambda x: x > 3)]  # few kept: the copy path
+    low, high = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
+    mid = low // 2 + high // 2
+    top = high - (high - low) // 8  # about an eighth kept: the copy path
+    return [(dict(gt=mid), lambda x: x > mid), (dict(lt=mid + 0.5), lambda x: x < mid + 0.5),
+            (dict(between=(mid, high)), lambda x: x >= mid),
+            (dict(gt=top, lt=2**80), lambda x: x > top)]
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_select_by_value(n, dtype):
+    x = select_data(n, dtype, seed=n + 31)
+    t = cuda(x)
+    for kw, keep in select_cases(dtype):
+        with np.errstate(invalid="ignore"):
+            want = np.flatnonzero(keep(x.astype(np.float64) if dtype in FLOATS else x.astype(object)).astype(bool))
+        got = scanlab.select(t, **kw)
+        assert isinstance(got, torch.Tensor) and got.is_cuda and got.dtype == t.dtype and got.dim() == 1
+        np.testing.assert_array_equal(host(got).view(f"u{x.itemsize}"), x[want].view(f"u{x.itemsize}"), err_msg=str(kw))
+        values, idx = scanlab.select(t, **kw, return_indices=True)
+        np.testing.assert_array_equal(host(idx), want)
+        np.testing.assert_array_equal(host(values).view(f"u{x.itemsize}"), x[want].view(f"u{x.itemsize}"))
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_select_by_mask_matches_masked_select(n, dtype):
+    x = select_data(n, dtype, seed=n + 41)
+    rng = np.random.default_rng(n)
+    for density in (0.9, 0.1):
+        mask = rng.random(n) < density
+        t, m = cuda(x), cuda(mask)
+        want = x[mask].view(f"u{x.itemsize}")
+        got = scanlab.select(t, m)
+        np.testing.assert_array_equal(host(got).view(f"u{x.itemsize}"), want)
+        if dtype in ("int32", "int64", "float32", "float64"):
+            np.testing.assert_array_equal(host(got).view(f"u{x.itemsize}"),
+                                          host(torch.masked_select(t, m)).view(f"u{x.itemsize}"))
+        values, idx = scanlab.select(t, cuda(mask.astype(np.uint8) * 7), return_indices=True)  # nonzero keeps
+        np.testing.assert_array_equal(host(idx), np.flatnonzero(mask))
+        np.testing.assert_array_equal(host(values).view(f"u{x.itemsize}"), want)
+
+
+def test_select_any_rank_and_result_memory():
+    x = torch.randn(30, 1001, device="cuda")
+    got = scanlab.select(x, x > 0)
+    torch.testing.assert_close(got, x[x > 0])
+    few = scanlab.select(x, gt=2.5)  # under half kept: an array of its own
+    assert few.untyped_storage().nbytes() == few.numel() * 4
+    torch.testing.assert_close(few, x[x > 2.5])
+    many = scanlab.select(x, gt=-2.5)  # most kept: a view of the n-element output
+    assert many.untyped_storage().nbytes() == x.numel() * 4
+    torch.testing.assert_close(many, x[x > -2.5])
+
+
+def test_select_float32_bounds_round_like_torch():
+    x = torch.tensor([0.1, 0.2, 0.30000001, 0.3, 1e-45, -0.0, 0.0, float("inf"), float("nan")], device="cuda")
+    for kw, want in [(dict(gt=0.1), x > 0.1), (dict(lt=0.3), x < 0.3), (dict(between=(0.1, 0.3)), (x >= 0.1) & (x <= 0.3)),
+                     (dict(gt=0), x > 0), (dict(gt=3.4e38), x > 3.4e38), (dict(lt=float("nan")), x < float("nan"))]:
+        torch.testing.assert_close(scanlab.select(x, **kw), x[want], msg=str(kw))
+
+
+def test_select_integer_bounds_are_exact():
+    x = torch.tensor([2**62, 2**62 + 1, -5, 3, 2, 2**63 - 1], dtype=torch.int64, device="cuda")
+    assert host(scanlab.select(x, gt=2**62)).tolist() == [2**62 + 1, 2**63 - 1]
+    assert host(scanlab.select(x, gt=2.5)).tolist() == [2**62, 2**62 + 1, 3, 2**63 - 1]
+    assert host(scanlab.select(x, between=(2, 3.9))).tolist() == [3, 2]
+    u = cuda(np.array([0, 2**63, 2**64 - 1], dtype=np.uint64))
+    assert host(scanlab.select(u, gt=2**63 - 1)).view(np.uint64).tolist() == [2**63, 2**64 - 1]
+
+
+# ---- unique_consecutive ----
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unique_consecutive_matches_torch(n, dtype):
+    rng = np.random.default_rng(n + 5)
+    x = np.repeat(rng.integers(0, 4, n), rng.integers(1, 6, n))[:n].astype(dtype)  # runs of 1 to 5 and more
+    if dtype in FLOATS and n > 10:
+        x[::53] = np.nan
+        x[7::59] = -0.0
+    t = cuda(x)
+    got = scanlab.unique_consecutive(t)
+    values, counts = scanlab.unique_consecutive(t, return_counts=True)
+    keep = np.ones(n, dtype=bool)
+    keep[1:] = x[1:] != x[:-1]  # NaN != NaN; -0.0 == +0.0
+    starts = np.flatnonzero(keep)
+    want, want_counts = x[starts], np.diff(np.append(starts, n))
+    if dtype in ("int32", "int64"):  # torch has these kernels (not the unsigned ones)
+        w, c = torch.unique_consecutive(t, return_counts=True)
+        np.testing.assert_array_equal(host(w), want)
+        np.testing.assert_array_equal(host(c), want_counts)
+    np.testing.assert_array_equal(host(got).view(f"u{x.itemsize}"), want.view(f"u{x.itemsize}"))
+    np.testing.assert_array_equal(host(values).view(f"u{x.itemsize}"), want.view(f"u{x.itemsize}"))
+    np.testing.assert_array_equal(host(counts), want_counts)
+    assert host(counts).sum() == n
+
+
+def test_unique_consecutive_nan_and_signed_zero():
+    x = torch.tensor([float("nan"), float("nan"), -0.0, 0.0, 1.0, 1.0], device="cuda")
+    values, counts = scanlab.unique_consecutive(x, return_counts=True)
+    v = host(values)
+    assert np.isnan(v[:2]).all() and v[2] == 0.0 and math.copysign(1, v[2]) == -1 and v[3] == 1.0 and len(v) == 4
+    assert host(counts).tolist() == [1, 1, 2, 2]
+
+
+# ---- partition ----
+
+def check_partition(x: np.ndarray, out: np.ndarray, counts: list, parts: list, stable: bool) -> None:
+    """parts: boolean masks of x, one per part; the last part is reversed unless stable."""
+    assert counts == [int(p.sum()) for p in parts] and sum(counts) == len(x)
+    begin = 0
+    for k, part in enumerate(parts):
+        want = x[part]
+        if k == len(parts) - 1 and not stable:
+            want = want[::-1]
+        got = out[begin:begin + counts[k]]
+        np.testing.assert_array_equal(got.view(f"u{x.itemsize}"), want.view(f"u{x.itemsize}"))
+        begin += counts[k]
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("stable", [False, True])
+def test_partition_two_way(n, dtype, stable):
+    x = select_data(n, dtype, seed=n + 51)
+    t = cuda(x)
+    pivot = 0.25 if dtype in FLOATS else int(np.iinfo(dtype).max // 3)
+    out, counts = scanlab.partition(t, pivot, stable=stable)
+    assert counts.dtype == torch.int64 and counts.shape == (2,) and counts.is_cuda
+    with np.errstate(invalid="ignore"):
+        less = x < pivot
+    check_partition(x, host(out), host(counts).tolist(), [less, ~less], stable)
+    out, counts = scanlab.partition(t, between=(-1, 1), stable=stable)
+    with np.errstate(invalid="ignore"):
+        inside = (x >= -1) & (x <= 1)
+    check_partition(x, host(out), host(counts).tolist(), [inside, ~inside], stable)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("stable", [False, True])
+def test_partition_three_way(n, dtype, stable):
+    rng = np.random.default_rng(n + 61)
+    x = rng.integers(0, 5, n).astype(dtype)  # many equal to the pivot
+    if dtype in FLOATS and n > 10:
+        x[::31] = np.nan
+        x[1::37] = -0.0
+    t = cuda(x)
+    for pivot in (2, 0):
+        out, counts = scanlab.partition(t, pivot, three_way=True, stable=stable)
+        assert counts.shape == (3,)
+        with np.errstate(invalid="ignore"):
+            less, equal = x < pivot, x == pivot
+        greater = ~less & ~equal  # NaNs are greater than every number
+        check_partition(x, host(out), host(counts).tolist(), [less, equal, greater], stable)
+    if dtype in FLOATS and n > 10:  # a NaN pivot: the NaNs are the equal part
+        out, counts = scanlab.partition(t, math.nan, three_way=True, stable=True)
+        nan = np.isnan(x)
+        check_partition(x, host(out), host(counts).tolist(), [~nan, nan, np.zeros(n, bool)], True)
+
+
+def test_partition_counts_split_the_output():
+    x = torch.randn(100003, device="cuda")
+    out, counts = scanlab.partition(x, 0.0, three_way=True, stable=True)
+    less, equal, greater = torch.split(out, counts.tolist())
+    torch.testing.assert_close(less, x[x < 0])
+    torch.testing.assert_close(greater, x[x > 0])
+
+
+# ---- quicksort ----
+
+def sorted_reference(x: np.ndarray, descending: bool) -> np.ndarray:
+    """np.sort with NaNs last in both orders and -0.0 before +0.0 (ascending)."""
+    if x.dtype.kind != "f":
+        s = np.sort(x, kind="stable")
+        return s[::-1] if descending else s
+    nan = x[np.isnan(x)]
+    rest = x[~np.isnan(x)]
+    order = np.lexsort((~np.signbit(rest), rest.astype(np.float64)))  # by value, -0.0 before +0.0
+    s = rest[order]
+    return np.concatenate([s[::-1] if descending else s, nan])
+
+
+@pytest.mark.parametrize("n", SIZES + [16384, 16385, 3 * 2**20 + 7])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("descending", [False, True])
+def test_quicksort(n, dtype, descending):
+    x = select_data(n, dtype, seed=n + 71)
+    if n > 10 and dtype not in FLOATS:
+        x[::5] = x[1]  # duplicates
+    got = host(scanlab.quicksort(cuda(x), descending=descending))
+    want = sorted_reference(x, descending)
+    if dtype in FLOATS:  # NaN payloads survive; the sort holds one NaN pattern here
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        keep = ~np.isnan(want)
+        np.testing.assert_array_equal(got[keep].view(f"u{x.itemsize}"), want[keep].view(f"u{x.itemsize}"))
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def test_quicksort_matches_torch_sort():
+    x = torch.randn(2**20 + 3, device="cuda", dtype=torch.float64)
+    torch.testing.assert_close(scanlab.quicksort(x), torch.sort(x).values)
+    torch.testing.assert_close(scanlab.quicksort(x, descending=True), torch.sort(x, descending=True).values)
+
+
+# ---- norms ----
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("acc", [None, "float64"])
+def test_norms(n, dtype, acc):
+    x, y = random(n, dtype, seed=n + 81), random(n, dtype, seed=n + 82)
+    tx, ty = cuda(x), cuda(y)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    eps = EPS[acc or dtype]
+    out_dtype = acc or dtype
+    d = scanlab.dot(tx, ty, dtype=acc)
+    assert d.shape == () and str(d.dtype).removeprefix("torch.") == out_dtype
+    bound = 2 * max(n, 1) * eps * np.sum(np.abs(x64 * y64)) + 1e-300
+    assert abs(d.item() - np.dot(x64, y64)) <= bound
+    r, nrm = scanlab.rms(tx, dtype=acc).item(), scanlab.norm(tx, dtype=acc).item()
+    if n == 0:
+        assert math.isnan(r) and nrm == 0.0 and d.item() == 0.0
+    else:
+        want = math.sqrt(np.sum(x64 * x64))
+        assert math.isclose(nrm, want, rel_tol=4 * n * eps)
+        assert math.isclose(r, want / math.sqrt(n), rel_tol=4 * n * eps)
+        torch.testing.assert_close(scanlab.norm(tx, None), torch.linalg.vector_norm(tx), rtol=1e-5, atol=0)
+
+
+def test_norms_scale_and_nan():
+    big = torch.full((1000,), 1e30, device="cuda")  # squares overflow float32
+    assert math.isclose(scanlab.norm(big).item(), 1e30 * math.sqrt(1000), rel_tol=1e-5)
+    assert math.isclose(scanlab.rms(big).item(), 1e30, rel_tol=1e-5)
+    tiny = torch.full((1000,), 1e-30, device="cuda")  # squares underflow
+    assert math.isclose(scanlab.norm(tiny).item(), 1e-30 * math.sqrt(1000), rel_tol=1e-5)
+    x = torch.randn(100003, device="cuda")
+    x[5000] = float("nan")
+    assert math.isnan(scanlab.norm(x).item()) and math.isnan(scanlab.rms(x).item())
+    assert math.isnan(scanlab.dot(x, torch.ones_like(x)).item())
+    m = torch.randn(30, 40, device="cuda", dtype=torch.float64)
+    torch.testing.assert_close(scanlab.norm(m), torch.linalg.matrix_norm(m), rtol=1e-12, atol=0)  # Frobenius
+
+
+# ---- the new functions: streams and frameworks ----
+
+def test_select_on_an_explicit_stream():
+    x = cuda(random(1000003, "float32", seed=91))
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    few = scanlab.select(x, gt=2.0, stream=s)  # the copy path, on s
+    many = scanlab.select(x, gt=-2.0, stream=s)
+    s.synchronize()
+    torch.testing.assert_close(few, x[x > 2.0])
+    torch.testing.assert_close(many, x[x > -2.0])
+    out, counts = scanlab.partition(x, 0.0, stream=s)
+    s.synchronize()
+    assert counts.tolist() == [int((x < 0).sum()), int((x >= 0).sum())]
+
+
+def test_select_and_unique_through_cuda_array_interface():
+    x = cuda(np.repeat(np.arange(1000, dtype=np.int32), 3))
+
+    class OnlyCAI:
+        __cuda_array_interface__ = x.__cuda_array_interface__
+
+    values, counts = scanlab.unique_consecutive(OnlyCAI(), return_counts=True)  # 1/3 kept: the copy path
+    assert isinstance(values, scanlab.DeviceArray) and values.shape == (1000,) and values.dtype == "int32"
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(host(torch.from_dlpack(values)), np.arange(1000))
+    np.testing.assert_array_equal(host(torch.from_dlpack(counts)), np.full(1000, 3))
+    kept = scanlab.select(OnlyCAI(), gt=10)  # most kept: a DeviceArray over the first items
+    assert isinstance(kept, scanlab.DeviceArray) and kept.shape == (3 * 989,)
+    np.testing.assert_array_equal(host(torch.from_dlpack(kept)), np.repeat(np.arange(11, 1000), 3))
+
+
+def test_new_functions_cupy_in_cupy_out():
+    cupy = pytest.importorskip("cupy")
+    x_np = random(100003, "float64", seed=92)
+    x = cupy.asarray(x_np)
+    got = scanlab.select(x, gt=0.0)
+    assert isinstance(got, cupy.ndarray)
+    np.testing.assert_array_equal(cupy.asnumpy(got), x_np[x_np > 0])
+    out, counts = scanlab.partition(x, 0.0, stable=True)
+    assert isinstance(out, cupy.ndarray) and isinstance(counts, cupy.ndarray)
+    np.testing.assert_array_equal(cupy.asnumpy(scanlab.quicksort(x)), np.sort(x_np))
+    assert math.isclose(float(scanlab.norm(x)), float(np.linalg.norm(x_np)), rel_tol=1e-12)
+
+
+def test_new_functions_jax_in_jax_out():
+    jax, gpu = jax_gpu()
+    x_np = random(100003, "float32", seed=93)
+    x = jax.device_put(x_np, gpu)
+    got = scanlab.select(x, lt=0.0)
+    assert isinstance(got, jax.Array)
+    np.testing.assert_array_equal(np.asarray(got), x_np[x_np < 0])
+    np.testing.assert_array_equal(np.asarray(scanlab.unique_consecutive(x)), x_np)
+    # (JAX without jax_enable_x64 turns the float64 result into float32 when it takes it in.)
+    rel = 1e-9 if jax.config.jax_enable_x64 else 1e-6
+    assert math.isclose(float(scanlab.dot(x, x, dtype="float64")), float(np.dot(x_np.astype(np.float64), x_np)),
+                        rel_tol=rel)
+
+
+def test_new_functions_errors_on_the_gpu():
+    x = torch.randn(10, device="cuda")
+    with pytest.raises(ValueError, match=r"mask has shape"):
+        scanlab.select(x, torch.ones(11, dtype=torch.bool, device="cuda"))
+    with pytest.raises(TypeError, match=r"mask has dtype float32"):
+        scanlab.select(x, x)
+    with pytest.raises(ValueError, match=r"x is not contiguous"):
+        scanlab.quicksort(x[::2])
+    with pytest.raises(TypeError, match=r"mask is a CPU array"):
+        scanlab.select(x, torch.ones(10, dtype=torch.bool))
+
+
+@pytest.mark.skipif(not HAS_GPU or torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_new_functions_refuse_two_gpus():
+    with pytest.raises(ValueError, match=r"mask is on CUDA device 1 but x is on CUDA device 0"):
+        scanlab.select(torch.zeros(4, device="cuda:0"), torch.ones(4, dtype=torch.bool, device="cuda:1"))
+    with pytest.raises(ValueError, match=r"y is on CUDA device 1 but x is on CUDA device 0"):
+        scanlab.dot(torch.zeros(4, device="cuda:0"), torch.zeros(4, device="cuda:1"))

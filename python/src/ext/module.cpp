@@ -9,7 +9,8 @@
 //   - stream ordering (an event recorded on one stream, waited for on another) and pointer
 //     queries for the __cuda_array_interface__ fallback;
 //   - the operations (ops.hpp), each taking raw pointers as integers, a stream and a mode
-//     for the temporary storage.
+//     for the temporary storage; reading a count back from the device (compaction's result
+//     size: the one synchronising step) and a device-to-device copy on a stream.
 // Checking arguments, choosing the stream and allocating outputs is the Python side's job
 // (scanlab/_arrays.py, scanlab/_api.py). Nothing here runs a CUDA call at import time.
 #include "dlpack_abi.hpp"
@@ -321,6 +322,46 @@ op_code to_op(int op) {
   if (op < 0 || op > 3) throw nb::value_error("bad op code");
   return static_cast<op_code>(op);
 }
+norm_kind to_norm(int kind) {
+  if (kind < 0 || kind >= norm_kind_count) throw nb::value_error("bad norm kind");
+  return static_cast<norm_kind>(kind);
+}
+
+// A Python number as a scalar of type t: the member ops.hpp's functions read for t (the
+// Python side has checked that it fits).
+scalar to_scalar(dtype t, nb::handle value) {
+  scalar s{};
+  switch (t) {
+    case dtype::int32:
+    case dtype::int64: s.i = nb::cast<std::int64_t>(value); break;
+    case dtype::uint32:
+    case dtype::uint64: s.u = nb::cast<std::uint64_t>(value); break;
+    default: s.f = nb::cast<double>(value); break;
+  }
+  return s;
+}
+
+std::int64_t* i64ptr(std::uintptr_t v) { return reinterpret_cast<std::int64_t*>(v); }
+
+// The int64 at a device address, once `stream`'s work so far is done (synchronises it):
+// the size of a compaction's result.
+std::int64_t read_int64(const std::string& what, std::uintptr_t ptr, std::uintptr_t stream_handle, int device) {
+  nb::gil_scoped_release release;
+  device_guard guard(what.c_str(), device);
+  std::int64_t value = 0;
+  check(what.c_str(), cudaMemcpyAsync(&value, cptr(ptr), sizeof(value), cudaMemcpyDeviceToHost, as_stream(stream_handle)));
+  check(what.c_str(), cudaStreamSynchronize(as_stream(stream_handle)));
+  return value;
+}
+
+// nbytes from src to dst (device memory), enqueued on `stream`.
+void copy_async(const std::string& what, std::uintptr_t dst, std::uintptr_t src, std::size_t nbytes,
+                std::uintptr_t stream_handle, int device) {
+  if (nbytes == 0) return;
+  nb::gil_scoped_release release;
+  device_guard guard(what.c_str(), device);
+  check(what.c_str(), cudaMemcpyAsync(mptr(dst), cptr(src), nbytes, cudaMemcpyDeviceToDevice, as_stream(stream_handle)));
+}
 
 }  // namespace
 }  // namespace scanlab_py
@@ -374,14 +415,7 @@ NB_MODULE(_scanlab, m) {
          std::uintptr_t temp, std::size_t temp_bytes, int mode, std::uintptr_t stream, int device) {
         const dtype d = to_dtype(t);
         const op_code o = to_op(op);
-        scalar s{};
-        switch (accumulator(d, o)) {  // init, read as the accumulator type (Python checked it)
-          case dtype::int32:
-          case dtype::int64: s.i = nb::cast<std::int64_t>(init); break;
-          case dtype::uint32:
-          case dtype::uint64: s.u = nb::cast<std::uint64_t>(init); break;
-          default: s.f = nb::cast<double>(init); break;
-        }
+        const scalar s = to_scalar(accumulator(d, o), init);  // init, as the accumulator type
         return run("scan", mode, temp, temp_bytes, device, stream, [&](void* d_temp, std::size_t& bytes, cudaStream_t st) {
           return scan(d, o, exclusive, s, cptr(in), mptr(out), n, d_temp, bytes, st);
         });
@@ -433,6 +467,92 @@ NB_MODULE(_scanlab, m) {
       },
       "dtype"_a, "a"_a, "x"_a, "grad_x"_a, "grad_a"_a, "grad_b"_a, "grad_x0"_a, "x0s"_a, "batch"_a, "length"_a,
       "temp"_a, "temp_bytes"_a, "mode"_a, "stream"_a, "device"_a);
+
+  m.def(
+      "select",
+      [](int t, std::uintptr_t in, std::uintptr_t flags, nb::object lo, nb::object hi, std::uintptr_t out,
+         std::uintptr_t indices, std::uintptr_t count, std::int64_t n, std::uintptr_t temp, std::size_t temp_bytes,
+         int mode, std::uintptr_t stream, int device) {
+        const dtype d = to_dtype(t);
+        const scalar low = to_scalar(d, lo), high = to_scalar(d, hi);
+        return run("select", mode, temp, temp_bytes, device, stream, [&](void* d_temp, std::size_t& bytes, cudaStream_t s) {
+          return select(d, cptr(in), cptr(flags), low, high, mptr(out), i64ptr(indices), i64ptr(count), n, d_temp,
+                        bytes, s);
+        });
+      },
+      "dtype"_a, "d_in"_a, "d_flags"_a, "lo"_a, "hi"_a, "d_out"_a, "d_indices"_a, "d_count"_a, "n"_a, "temp"_a,
+      "temp_bytes"_a, "mode"_a, "stream"_a, "device"_a);
+
+  m.def(
+      "unique_consecutive",
+      [](int t, std::uintptr_t in, std::uintptr_t out, std::uintptr_t run_lengths, std::uintptr_t count,
+         std::int64_t n, std::uintptr_t temp, std::size_t temp_bytes, int mode, std::uintptr_t stream, int device) {
+        const dtype d = to_dtype(t);
+        return run("unique_consecutive", mode, temp, temp_bytes, device, stream,
+                   [&](void* d_temp, std::size_t& bytes, cudaStream_t s) {
+                     return unique_consecutive(d, cptr(in), mptr(out), i64ptr(run_lengths), i64ptr(count), n, d_temp,
+                                               bytes, s);
+                   });
+      },
+      "dtype"_a, "d_in"_a, "d_out"_a, "d_run_lengths"_a, "d_count"_a, "n"_a, "temp"_a, "temp_bytes"_a, "mode"_a,
+      "stream"_a, "device"_a);
+
+  m.def(
+      "partition_two_way",
+      [](int t, std::uintptr_t in, std::uintptr_t out, std::uintptr_t counts, std::int64_t n, nb::object lo,
+         nb::object hi, bool stable, std::uintptr_t temp, std::size_t temp_bytes, int mode, std::uintptr_t stream,
+         int device) {
+        const dtype d = to_dtype(t);
+        const scalar low = to_scalar(d, lo), high = to_scalar(d, hi);
+        return run("partition", mode, temp, temp_bytes, device, stream, [&](void* d_temp, std::size_t& bytes, cudaStream_t s) {
+          return partition_two_way(d, cptr(in), mptr(out), i64ptr(counts), n, low, high, stable, d_temp, bytes, s);
+        });
+      },
+      "dtype"_a, "d_in"_a, "d_out"_a, "d_counts"_a, "n"_a, "lo"_a, "hi"_a, "stable"_a, "temp"_a, "temp_bytes"_a,
+      "mode"_a, "stream"_a, "device"_a);
+
+  m.def(
+      "partition_three_way",
+      [](int t, std::uintptr_t in, std::uintptr_t out, std::uintptr_t counts, std::int64_t n, nb::object pivot,
+         bool stable, std::uintptr_t temp, std::size_t temp_bytes, int mode, std::uintptr_t stream, int device) {
+        const dtype d = to_dtype(t);
+        const scalar p = to_scalar(d, pivot);
+        return run("partition", mode, temp, temp_bytes, device, stream, [&](void* d_temp, std::size_t& bytes, cudaStream_t s) {
+          return partition_three_way(d, cptr(in), mptr(out), i64ptr(counts), n, p, stable, d_temp, bytes, s);
+        });
+      },
+      "dtype"_a, "d_in"_a, "d_out"_a, "d_counts"_a, "n"_a, "pivot"_a, "stable"_a, "temp"_a, "temp_bytes"_a, "mode"_a,
+      "stream"_a, "device"_a);
+
+  m.def(
+      "quicksort",
+      [](int t, std::uintptr_t in, std::uintptr_t out, std::int64_t n, bool descending, std::uintptr_t temp,
+         std::size_t temp_bytes, int mode, std::uintptr_t stream, int device) {
+        const dtype d = to_dtype(t);
+        return run("quicksort", mode, temp, temp_bytes, device, stream, [&](void* d_temp, std::size_t& bytes, cudaStream_t s) {
+          return quicksort(d, cptr(in), mptr(out), n, descending, d_temp, bytes, s);
+        });
+      },
+      "dtype"_a, "d_in"_a, "d_out"_a, "n"_a, "descending"_a, "temp"_a, "temp_bytes"_a, "mode"_a, "stream"_a,
+      "device"_a);
+
+  m.def(
+      "norm",
+      [](int kind, int t, int acc, std::uintptr_t x, std::uintptr_t y, std::uintptr_t out, std::int64_t n,
+         std::uintptr_t temp, std::size_t temp_bytes, int mode, std::uintptr_t stream, int device) {
+        const norm_kind k = to_norm(kind);
+        const dtype d = to_dtype(t), a = to_dtype(acc);
+        return run("norm", mode, temp, temp_bytes, device, stream, [&](void* d_temp, std::size_t& bytes, cudaStream_t s) {
+          return norm(k, d, a, cptr(x), cptr(y), mptr(out), n, d_temp, bytes, s);
+        });
+      },
+      "kind"_a, "dtype"_a, "acc_dtype"_a, "d_x"_a, "d_y"_a, "d_out"_a, "n"_a, "temp"_a, "temp_bytes"_a, "mode"_a,
+      "stream"_a, "device"_a);
+
+  m.def("read_int64", &read_int64, "what"_a, "ptr"_a, "stream"_a, "device"_a,
+        "The int64 at a device address, after `stream`'s work so far (synchronises the stream).");
+  m.def("copy_async", &copy_async, "what"_a, "dst"_a, "src"_a, "nbytes"_a, "stream"_a, "device"_a,
+        "Copy nbytes of device memory from src to dst, enqueued on `stream`.");
 
   m.def("accumulator", [](int t, int op) { return static_cast<int>(accumulator(to_dtype(t), to_op(op))); },
         "dtype"_a, "op"_a, "The dtype code a reduction or scan of `dtype` with `op` returns.");

@@ -79,4 +79,47 @@ cudaError_t linear_recurrence_backward(dtype t, const void* d_a, const void* d_x
                                        std::int64_t batch, std::int64_t length, void* d_temp,
                                        std::size_t& temp_bytes, cudaStream_t stream);
 
+// ---- compaction (select.cu) ----
+// Keeps the items of d_in[0, n) (element type t) for which lo <= x <= hi (lo and hi read as t),
+// or, where d_flags is not nullptr (n bytes), those whose flag is nonzero; in order, into d_out.
+// Their positions go to d_indices (int64) where it is not nullptr, their number to *d_count
+// (an int64 in device memory, written when the work is done).
+cudaError_t select(dtype t, const void* d_in, const void* d_flags, scalar lo, scalar hi, void* d_out,
+                   std::int64_t* d_indices, std::int64_t* d_count, std::int64_t n, void* d_temp,
+                   std::size_t& temp_bytes, cudaStream_t stream);
+
+// The first item of every run of equal consecutive items of d_in[0, n) (== : NaNs are never
+// equal, -0.0 equals +0.0) into d_out, their number to *d_count; where d_run_lengths is not
+// nullptr, the length of each run (int64) into it.
+cudaError_t unique_consecutive(dtype t, const void* d_in, void* d_out, std::int64_t* d_run_lengths,
+                               std::int64_t* d_count, std::int64_t n, void* d_temp, std::size_t& temp_bytes,
+                               cudaStream_t stream);
+
+// ---- partitions (partition.cu) ----
+// Two ways: d_out = [the x with lo <= x <= hi, in input order | the rest, in reverse input
+// order (stable: in input order)]; d_counts[0..1] = (the first part's size, the rest's).
+cudaError_t partition_two_way(dtype t, const void* d_in, void* d_out, std::int64_t* d_counts, std::int64_t n,
+                              scalar lo, scalar hi, bool stable, void* d_temp, std::size_t& temp_bytes,
+                              cudaStream_t stream);
+
+// Three ways around `pivot` (scanlab::nan_last_less): d_out = [less | equal | greater (in
+// reverse input order; stable: in input order)]; d_counts[0..2] = the three sizes.
+cudaError_t partition_three_way(dtype t, const void* d_in, void* d_out, std::int64_t* d_counts, std::int64_t n,
+                                scalar pivot, bool stable, void* d_temp, std::size_t& temp_bytes,
+                                cudaStream_t stream);
+
+// ---- quicksort (quicksort.cu) ----
+// d_out = d_in sorted (NaNs last in both orders). Synchronises `stream` once per level.
+cudaError_t quicksort(dtype t, const void* d_in, void* d_out, std::int64_t n, bool descending, void* d_temp,
+                      std::size_t& temp_bytes, cudaStream_t stream);
+
+// ---- norms (norms.cu) ----
+enum class norm_kind : int { dot = 0, rms = 1, l2 = 2 };
+inline constexpr int norm_kind_count = 3;
+
+// *d_out (type acc, float32 or float64, at least as wide as t) = dot(x, y), rms(x) or
+// l2_norm(x) of n float32 or float64 items (scanlab/algorithms/norms.cuh); d_y: dot only.
+cudaError_t norm(norm_kind kind, dtype t, dtype acc, const void* d_x, const void* d_y, void* d_out, std::int64_t n,
+                 void* d_temp, std::size_t& temp_bytes, cudaStream_t stream);
+
 }  // namespace scanlab_py

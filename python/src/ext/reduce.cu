@@ -1,15 +1,11 @@
 // scanlab_py::reduce: scanlab::reduce for each element type and operator.
-#include "ops.hpp"
+#include "typed.cuh"
 
 #include <scanlab/functional.cuh>
 #include <scanlab/reduce.cuh>
 
 namespace scanlab_py {
 namespace {
-
-template <class T>
-using wide_t = std::conditional_t<std::is_floating_point_v<T>, T,
-                                  std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
 
 template <class T>
 cudaError_t reduce_typed(op_code op, const void* d_in, void* d_out, std::int64_t n, void* d_temp,
@@ -36,15 +32,9 @@ cudaError_t reduce_typed(op_code op, const void* d_in, void* d_out, std::int64_t
 
 cudaError_t reduce(dtype in, op_code op, const void* d_in, void* d_out, std::int64_t n, void* d_temp,
                    std::size_t& temp_bytes, cudaStream_t stream) {
-  switch (in) {
-    case dtype::int32: return reduce_typed<std::int32_t>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
-    case dtype::int64: return reduce_typed<std::int64_t>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
-    case dtype::uint32: return reduce_typed<std::uint32_t>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
-    case dtype::uint64: return reduce_typed<std::uint64_t>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
-    case dtype::float32: return reduce_typed<float>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
-    case dtype::float64: return reduce_typed<double>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
-    default: return cudaErrorInvalidValue;
-  }
+  return visit(in, [&](auto tag) {
+    return reduce_typed<typename decltype(tag)::type>(op, d_in, d_out, n, d_temp, temp_bytes, stream);
+  });
 }
 
 }  // namespace scanlab_py

@@ -1,22 +1,11 @@
 // scanlab_py::scan: scanlab::inclusive_scan / exclusive_scan for each element type and operator.
-#include "ops.hpp"
+#include "typed.cuh"
 
 #include <scanlab/functional.cuh>
 #include <scanlab/scan.cuh>
 
 namespace scanlab_py {
 namespace {
-
-template <class T>
-using wide_t = std::conditional_t<std::is_floating_point_v<T>, T,
-                                  std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
-
-template <class W>
-W read_scalar(const scalar& s) {
-  if constexpr (std::is_floating_point_v<W>) return static_cast<W>(s.f);
-  else if constexpr (std::is_signed_v<W>) return static_cast<W>(s.i);
-  else return static_cast<W>(s.u);
-}
 
 // W: the accumulator (and output) type.
 template <class T, class W, class Op>
@@ -58,19 +47,9 @@ cudaError_t scan_typed(op_code op, bool exclusive, scalar init, const void* d_in
 
 cudaError_t scan(dtype in, op_code op, bool exclusive, scalar init, const void* d_in, void* d_out, std::int64_t n,
                  void* d_temp, std::size_t& temp_bytes, cudaStream_t stream) {
-  switch (in) {
-    case dtype::int32:
-      return scan_typed<std::int32_t>(op, exclusive, init, d_in, d_out, n, d_temp, temp_bytes, stream);
-    case dtype::int64:
-      return scan_typed<std::int64_t>(op, exclusive, init, d_in, d_out, n, d_temp, temp_bytes, stream);
-    case dtype::uint32:
-      return scan_typed<std::uint32_t>(op, exclusive, init, d_in, d_out, n, d_temp, temp_bytes, stream);
-    case dtype::uint64:
-      return scan_typed<std::uint64_t>(op, exclusive, init, d_in, d_out, n, d_temp, temp_bytes, stream);
-    case dtype::float32: return scan_typed<float>(op, exclusive, init, d_in, d_out, n, d_temp, temp_bytes, stream);
-    case dtype::float64: return scan_typed<double>(op, exclusive, init, d_in, d_out, n, d_temp, temp_bytes, stream);
-    default: return cudaErrorInvalidValue;
-  }
+  return visit(in, [&](auto tag) {
+    return scan_typed<typename decltype(tag)::type>(op, exclusive, init, d_in, d_out, n, d_temp, temp_bytes, stream);
+  });
 }
 
 }  // namespace scanlab_py

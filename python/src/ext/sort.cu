@@ -1,7 +1,7 @@
 // scanlab_py::sort: scanlab's onesweep radix sort (keys, pairs, argsort) for each key type.
 // Keys of one size share their kernels (the sort works on the ordered bits), so six key
 // types cost four sets of kernels, each for keys only, 4-byte and 8-byte values.
-#include "ops.hpp"
+#include "typed.cuh"
 
 #include <scanlab/algorithms/radix_sort.cuh>
 
@@ -39,19 +39,10 @@ cudaError_t sort(dtype key, const void* d_keys_in, void* d_keys_out, int value_b
   o.descending = descending;
   o.begin_bit = begin_bit;
   o.end_bit = end_bit;
-  switch (key) {
-#define SCANLAB_PY_SORT(code, type) \
-  case dtype::code:                 \
-    return sort_typed<type>(d_keys_in, d_keys_out, value_bytes, d_values_in, d_values_out, n, o, d_temp, temp_bytes, stream);
-    SCANLAB_PY_SORT(int32, std::int32_t)
-    SCANLAB_PY_SORT(int64, std::int64_t)
-    SCANLAB_PY_SORT(uint32, std::uint32_t)
-    SCANLAB_PY_SORT(uint64, std::uint64_t)
-    SCANLAB_PY_SORT(float32, float)
-    SCANLAB_PY_SORT(float64, double)
-#undef SCANLAB_PY_SORT
-  }
-  return cudaErrorInvalidValue;
+  return visit(key, [&](auto tag) {
+    return sort_typed<typename decltype(tag)::type>(d_keys_in, d_keys_out, value_bytes, d_values_in, d_values_out, n,
+                                                    o, d_temp, temp_bytes, stream);
+  });
 }
 
 }  // namespace scanlab_py

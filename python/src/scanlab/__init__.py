@@ -1,4 +1,5 @@
-"""scanlab: GPU reductions, scans, radix sort and linear recurrences on CUDA arrays.
+"""scanlab: GPU reductions, scans, sorts, compaction, partitions, norms and linear recurrences
+on CUDA arrays.
 
 Works on the arrays of PyTorch, CuPy and JAX (and anything with ``__dlpack__`` or
 ``__cuda_array_interface__``) without copying them, and returns results as the caller's array
@@ -11,8 +12,12 @@ type on the same device, computed on the framework's current CUDA stream (or ``s
     >>> keys, vals = scanlab.sort_pairs(x, torch.arange(x.numel(), device="cuda"))
 
 Functions: :func:`reduce`, :func:`inclusive_scan`, :func:`exclusive_scan`, :func:`cumsum`,
-:func:`sort`, :func:`argsort`, :func:`sort_pairs`, :func:`linear_recurrence`,
-:func:`linear_recurrence_backward`; the PyTorch autograd function is in :mod:`scanlab.torch`.
+:func:`sort`, :func:`argsort`, :func:`sort_pairs`, :func:`quicksort`, :func:`select`,
+:func:`unique_consecutive`, :func:`partition`, :func:`dot`, :func:`rms`, :func:`norm`,
+:func:`linear_recurrence`, :func:`linear_recurrence_backward`; the PyTorch autograd function is
+in :mod:`scanlab.torch`. No call waits for the GPU except :func:`select` and
+:func:`unique_consecutive` (their result size is read back) and :func:`quicksort` (it plans
+each level on the host).
 Importing scanlab makes no CUDA call (and imports no framework): it works on machines
 without a GPU, where the functions raise TypeError/ValueError for bad arguments and
 RuntimeError (with CUDA's error) for everything that needs the GPU.
@@ -26,15 +31,20 @@ from . import _scanlab
 from ._api import (
     argsort,
     cumsum,
+    dot,
     exclusive_scan,
     inclusive_scan,
     linear_recurrence,
     linear_recurrence_backward,
+    norm,
+    quicksort,
     reduce,
+    rms,
     sort,
     sort_pairs,
 )
 from ._arrays import DTYPES, DeviceArray
+from ._select import partition, select, unique_consecutive
 
 __version__ = "0.1.0"
 
@@ -58,12 +68,19 @@ __all__ = [
     "argsort",
     "build_info",
     "cumsum",
+    "dot",
     "exclusive_scan",
     "inclusive_scan",
     "linear_recurrence",
     "linear_recurrence_backward",
+    "norm",
+    "partition",
+    "quicksort",
     "reduce",
+    "rms",
     "runtime_info",
+    "select",
     "sort",
     "sort_pairs",
+    "unique_consecutive",
 ]

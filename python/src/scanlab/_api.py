@@ -6,7 +6,7 @@ import math
 from typing import Any, Literal, Optional, Tuple, Union
 
 from . import _scanlab as _C
-from ._arrays import DTYPE_CODE, DTYPES, ITEMSIZE, Call, check_bool, check_choice, check_int
+from ._arrays import DTYPE_CODE, DTYPES, INT_RANGE, ITEMSIZE, Call, check_bool, check_choice, check_int, check_number
 
 Op = Literal["sum", "prod", "min", "max"]
 Scalar = Union[int, float]
@@ -23,11 +23,6 @@ _ACCUMULATOR = {
     for t in DTYPES for op in _OPS
 }
 
-_INT_RANGE = {
-    "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1),
-    "uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1),
-}
-
 
 def _identity(op: str, dtype: str) -> Scalar:
     """The identity of `op` in `dtype` (an exclusive scan's default first value)."""
@@ -37,26 +32,19 @@ def _identity(op: str, dtype: str) -> Scalar:
         return 1
     if dtype in _FLOATS:
         return math.inf if op == "min" else -math.inf
-    low, high = _INT_RANGE[dtype]
+    low, high = INT_RANGE[dtype]
     return high if op == "min" else low
 
 
 def _check_init(call: Call, init: Any, dtype: str) -> Scalar:
-    if isinstance(init, bool) or not isinstance(init, (int, float)):
-        # NumPy and framework scalars: their own int/float conversion.
-        if hasattr(init, "__index__") and not isinstance(init, bool):
-            init = int(init)
-        elif hasattr(init, "__float__") and not isinstance(init, bool):
-            init = float(init)
-        else:
-            raise call.type_error(f"init must be a Python int or float; got {type(init).__name__}")
+    init = check_number(call, init, "init")
     if dtype in _FLOATS:
         return float(init)
     if isinstance(init, float):
         if not init.is_integer():
             raise call.value_error(f"init={init!r} is not an integer, but the scan accumulates in {dtype}")
         init = int(init)
-    low, high = _INT_RANGE[dtype]
+    low, high = INT_RANGE[dtype]
     if not low <= init <= high:
         raise call.value_error(f"init={init} does not fit the scan's accumulator type {dtype} [{low}, {high}]")
     return init
@@ -258,6 +246,143 @@ def sort_pairs(keys: Any, values: Any, *, descending: bool = False, begin_bit: i
 
 for _f in (sort, argsort, sort_pairs):
     _f.__doc__ = (_f.__doc__ or "") + _SORT_DOC_COMMON
+
+
+def quicksort(x: Any, *, descending: bool = False, stream: Any = None) -> Any:
+    """Sort a 1-D CUDA array with scanlab's GPU quicksort (three-way partitions around 31
+    pivots per level, leaves sorted in shared memory; worst case O(n log n) by construction).
+
+    Not stable, but the sorted keys are the same on every run (equal keys are equal bits).
+    NaNs come last in both orders; -0.0 sorts before +0.0 (after it, descending). Descending
+    order maps the keys through an order-reversing involution (``~x`` for integers, ``-x`` for
+    floats other than NaN) before and after an ascending sort: two more streaming passes.
+
+    Synchronisation: the host plans each level from the sizes of the last one, so this call
+    waits for its stream once per partition level, about log32(n / leaf size) times (a leaf,
+    sorted by one block: up to 16384 four-byte keys on the H100; no wait for n up to that),
+    and returns when the sort is done. It cannot be captured in a CUDA graph. :func:`sort` (the
+    radix sort) is asynchronous, stable, and usually faster.
+
+    Args:
+        x: a contiguous 1-D CUDA array: int32, int64, uint32, uint64, float32 or float64.
+        descending: largest first.
+        stream: the CUDA stream to run on; by default the framework's current stream.
+
+    Returns:
+        The sorted keys, a new array of the caller's framework on the same device.
+
+    Raises:
+        TypeError: ``x`` is not a CUDA array, or has an unsupported dtype.
+        ValueError: ``x`` is not 1-D or not contiguous.
+        RuntimeError: a CUDA error, with CUDA's name and description of it.
+    """
+    call = Call("quicksort", stream)
+    desc = check_bool(call, descending, "descending")
+    a = call.arg(x, "x", dtypes=DTYPES, ndims=(1,))
+    out, out_ptr = call.empty(a.shape, a.dtype)
+    call.launch(_C.quicksort, DTYPE_CODE[a.dtype], a.ptr, out_ptr, a.size, desc)
+    return call.result(out)
+
+
+# ---- norms ----
+
+_NORM_KIND = {"dot": 0, "rms": 1, "norm": 2}  # ops.hpp: norm_kind
+
+
+def _accumulator_name(call: Call, value: Any) -> Optional[str]:
+    """``dtype=``: None, "float32" or "float64", or a framework's dtype object of those."""
+    if value is None:
+        return None
+    name = value if isinstance(value, str) else getattr(value, "__name__", None) or str(value)
+    name = name.removeprefix("torch.")
+    if name not in _FLOATS:
+        raise call.value_error(f"dtype must be None, 'float32' or 'float64'; got {value!r}")
+    return name
+
+
+def _norm_call(name: str, x: Any, y: Any, dtype: Any, stream: Any) -> Any:
+    call = Call(name, stream)
+    acc = _accumulator_name(call, dtype)
+    xx = call.arg(x, "x", dtypes=_FLOATS, ndims=(1,) if name == "dot" else None)
+    y_ptr = 0
+    if name == "dot":
+        yy = call.arg(y, "y", dtypes=_FLOATS, ndims=(1,), dtype=xx.dtype)
+        if yy.shape != xx.shape:
+            raise call.value_error(f"y has shape {yy.shape} but x has shape {xx.shape}")
+        y_ptr = yy.ptr
+    acc = acc or xx.dtype
+    if ITEMSIZE[acc] < ITEMSIZE[xx.dtype]:
+        raise call.value_error(f"dtype={acc!r} is narrower than x's {xx.dtype}: the accumulator must hold it")
+    out, out_ptr = call.empty((), acc)
+    call.launch(_C.norm, _NORM_KIND[name], DTYPE_CODE[xx.dtype], DTYPE_CODE[acc], xx.ptr, y_ptr, out_ptr, xx.size)
+    return call.result(out)
+
+
+_NORMS_DOC_COMMON = """
+    Accumulation: in ``x``'s dtype, or with ``dtype="float64"`` float32 data in float64 (its
+    products and squares are then exact; only the sums round); the result has that dtype. One
+    fused pass over the data (scanlab/algorithms/norms.cuh), deterministic: the same bits on
+    every run on one GPU, but regrouped, so not those of a sequential loop, NumPy or cuBLAS.
+    NaN anywhere gives NaN. Returns a 0-d array of the caller's framework on the same device,
+    without synchronising (read it with ``.item()``).
+
+    Raises:
+        TypeError: an input is not a CUDA array, or not float32/float64.
+        ValueError: ``dtype`` is not None, float32 or float64, or narrower than ``x``'s; an
+            input is not contiguous; (dot) shapes differ.
+        RuntimeError: a CUDA error, with CUDA's name and description of it.
+"""
+
+
+def dot(x: Any, y: Any, *, dtype: Any = None, stream: Any = None) -> Any:
+    """The dot product ``sum(x[i] * y[i])`` of two 1-D CUDA arrays, as ``torch.dot``.
+
+    Args:
+        x, y: contiguous 1-D CUDA arrays of one length and dtype (float32 or float64), on one
+            device. Empty: 0.
+        dtype: the accumulator and result dtype: None (``x``'s) or "float64" (also for float32
+            data); ``torch.float64`` and ``numpy.float64`` are taken too.
+        stream: the CUDA stream to run on; by default the framework's current stream.
+    """
+    return _norm_call("dot", x, y, dtype, stream)
+
+
+def rms(x: Any, *, dtype: Any = None, stream: Any = None) -> Any:
+    """The root mean square ``sqrt(sum(x[i]**2) / n)`` of all elements of a CUDA array.
+
+    Scaled as the reference BLAS nrm2 (Blue's algorithm): no overflow or underflow unless the
+    result itself does, one pass. An empty array gives NaN (the mean of nothing), so that a
+    convergence test ``rms < tol`` fails on it.
+
+    Args:
+        x: a contiguous CUDA array of any shape, float32 or float64.
+        dtype: the accumulator and result dtype: None (``x``'s) or "float64".
+        stream: the CUDA stream to run on; by default the framework's current stream.
+    """
+    return _norm_call("rms", x, None, dtype, stream)
+
+
+def norm(x: Any, ord: Optional[int] = 2, *, dtype: Any = None, stream: Any = None) -> Any:
+    """The Euclidean norm ``sqrt(sum(x[i]**2))`` of all elements of a CUDA array, as
+    ``torch.linalg.vector_norm(x)`` (for a matrix that is its Frobenius norm, not
+    ``np.linalg.norm(x, 2)``'s spectral norm).
+
+    Scaled as the reference BLAS nrm2 (Blue's algorithm): no overflow or underflow unless the
+    result itself does, one pass. An empty array gives 0; an Inf (and no NaN) gives Inf.
+
+    Args:
+        x: a contiguous CUDA array of any shape, float32 or float64.
+        ord: 2 (or None, the same): the only order bound so far.
+        dtype: the accumulator and result dtype: None (``x``'s) or "float64".
+        stream: the CUDA stream to run on; by default the framework's current stream.
+    """
+    if ord is not None and (isinstance(ord, bool) or not isinstance(ord, (int, float)) or ord != 2):
+        raise ValueError(f"scanlab.norm: ord={ord!r} is not supported: only the Euclidean norm (ord=2 or None)")
+    return _norm_call("norm", x, None, dtype, stream)
+
+
+for _norm_fn in (dot, rms, norm):
+    _norm_fn.__doc__ = (_norm_fn.__doc__ or "") + _NORMS_DOC_COMMON
 
 
 # ---- linear recurrences ----

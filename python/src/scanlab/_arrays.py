@@ -16,7 +16,9 @@ Every public function of the package goes through a :class:`Call`:
 4. ``call.launch(fn, *args)`` sizes the temporary storage, allocates it (framework allocator
    where there is one, else ``cudaMallocAsync``/``cudaFreeAsync`` on the stream inside the
    extension) and runs the operation;
-5. ``call.result(out)`` hands the output back as the caller's array type.
+5. ``call.result(out)`` hands the output back as the caller's array type. Compactions, whose
+   result size is known only on the device, read it with ``call.read_count`` (which waits for
+   the call's stream) and cut their outputs to it with ``call.shrink``.
 
 Nothing here calls CUDA at import time.
 """
@@ -33,7 +35,13 @@ from . import _scanlab as _C
 # The element types of the bindings; the index is the code the extension takes (ops.hpp).
 DTYPES: tuple[str, ...] = ("int32", "int64", "uint32", "uint64", "float32", "float64")
 DTYPE_CODE: dict[str, int] = {name: i for i, name in enumerate(DTYPES)}
-ITEMSIZE: dict[str, int] = {"int32": 4, "int64": 8, "uint32": 4, "uint64": 8, "float32": 4, "float64": 8}
+ITEMSIZE: dict[str, int] = {"int32": 4, "int64": 8, "uint32": 4, "uint64": 8, "float32": 4, "float64": 8,
+                            "bool": 1, "uint8": 1}  # bool, uint8: masks and temporary storage
+# The values of each integer element type.
+INT_RANGE: dict[str, tuple[int, int]] = {
+    "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1),
+    "uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1),
+}
 
 # DLPack (type code, bits) -> name, for every type an input may come with (so that an
 # unsupported one is named in the error).
@@ -318,6 +326,22 @@ class Call:
     def result(self, out: Any) -> Any:
         return _FRAMEWORKS[self.framework].wrap(out)
 
+    def read_count(self, ptr: int) -> int:
+        """The int64 a launch left at device address ``ptr``: copied to the host once the call's
+        stream has done its work so far (this synchronises the stream)."""
+        return int(_C.read_int64(self.name, ptr, self.stream, self.device))
+
+    def shrink(self, out: Any, ptr: int, dtype: str, count: int, capacity: int) -> Any:
+        """The first ``count`` items of the 1-D output ``out`` (at ``ptr``, ``capacity`` items).
+        A view where that keeps at most twice the memory the items need; otherwise a copy of
+        its own (enqueued on the call's stream, so that ``out`` goes back to its pool after it),
+        which lets the rest of ``out`` go."""
+        if 2 * count >= capacity:
+            return _FRAMEWORKS[self.framework].prefix(out, count)
+        copy, copy_ptr = self.empty((count,), dtype)
+        _C.copy_async(self.name, copy_ptr, ptr, count * ITEMSIZE[dtype], self.stream, self.device)
+        return copy
+
 
 def _export(obj: Any, stream: int) -> Any:
     """``obj.__dlpack__`` with the consumer's stream, asking for DLPack 1.x where the producer knows it."""
@@ -404,9 +428,13 @@ class _Framework:
         return 0  # the legacy default stream
 
     def empty(self, call: Call, shape: tuple[int, ...], dtype: str) -> tuple[Any, int]:
-        nbytes = math.prod(shape) * (1 if dtype == "uint8" else ITEMSIZE[dtype])
+        nbytes = math.prod(shape) * ITEMSIZE[dtype]
         buffer = _C.DeviceBuffer(nbytes, call.device)
         return DeviceArray(buffer, shape, dtype, call.stream), buffer.ptr
+
+    def prefix(self, out: Any, count: int) -> Any:
+        """The first ``count`` items of a 1-D output of :meth:`empty`, sharing its memory."""
+        return DeviceArray(out._buffer, (count,), out.dtype, out._stream)
 
     def wrap(self, out: Any) -> Any:
         return out
@@ -431,6 +459,9 @@ class _Torch(_Framework):
             t = torch.empty(shape, dtype=getattr(torch, dtype), device=dev)
         return t, t.data_ptr()
 
+    def prefix(self, out: Any, count: int) -> Any:
+        return out[:count]
+
 
 class _CuPy(_Framework):
     name = "cupy"
@@ -450,6 +481,9 @@ class _CuPy(_Framework):
             else:
                 a = cupy.empty(shape, dtype=dtype)
         return a, int(a.data.ptr)
+
+    def prefix(self, out: Any, count: int) -> Any:
+        return out[:count]
 
 
 class _Jax(_Framework):
@@ -479,6 +513,25 @@ def check_bool(call: Call, value: Any, arg: str) -> bool:
     return value
 
 
+def check_number(call: Call, value: Any, arg: str) -> int | float:
+    """A Python int or float from ``value``: ints and floats as they are, NumPy and framework
+    scalars through their own ``__index__`` or ``__float__``; bools and the rest refused."""
+    if isinstance(value, bool) or type(value).__name__ in ("bool_", "bool"):  # numpy.bool_ too
+        raise call.type_error(f"{arg} must be a number; got {_type_name(value)}")
+    if isinstance(value, (int, float)):
+        return value
+    try:
+        return operator.index(value)  # NumPy integers, integer 0-d tensors
+    except TypeError:
+        pass
+    if hasattr(value, "__float__"):
+        try:
+            return float(value)
+        except (TypeError, ValueError) as e:
+            raise call.type_error(f"{arg} must be a number; float() of it failed: {e}") from e
+    raise call.type_error(f"{arg} must be a Python int or float; got {_type_name(value)}")
+
+
 def check_int(call: Call, value: Any, arg: str) -> int:
     if isinstance(value, bool):
         raise call.type_error(f"{arg} must be an integer; got bool")
@@ -488,4 +541,5 @@ def check_int(call: Call, value: Any, arg: str) -> int:
         raise call.type_error(f"{arg} must be an integer; got {_type_name(value)}") from None
 
 
-__all__ = ["Array", "Call", "DeviceArray", "DTYPES", "DTYPE_CODE", "ITEMSIZE", "framework_of", "stream_handle"]
+__all__ = ["Array", "Call", "DeviceArray", "DTYPES", "DTYPE_CODE", "INT_RANGE", "ITEMSIZE", "framework_of",
+           "stream_handle"]
