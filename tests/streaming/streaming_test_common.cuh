@@ -287,9 +287,10 @@ void reduce_nan_test() {
       EXPECT_TRUE(std::isnan(hi));
       EXPECT_TRUE(std::isnan(sum));
     }
-    // -0.0 below +0.0: min of {+0, -0} is -0, max is +0, wherever they sit.
+    // -0.0 below +0.0: min of {+0, -0} is -0, max is +0, also where -0.0 is the first item of
+    // a chunk (which enters that chunk's reduce as its init, read on the host).
     std::vector<T> zeros(static_cast<std::size_t>(3 * test_chunk), T(0));
-    zeros[test_chunk + 1] = -T(0);
+    zeros[test_chunk] = -T(0);
     host_array<T> hz(static_cast<std::int64_t>(zeros.size()), false);
     hz.assign(zeros);
     T lo{};
