@@ -187,6 +187,26 @@ void expect_chunking(const ss::workspace& ws, const shape& s) {
   if (s.budget <= 24 * 1024) EXPECT_LE(chunk * static_cast<std::int64_t>(sizeof(T)), static_cast<std::int64_t>(s.budget));
 }
 
+// One call's host arrays and workspace: the input (x), a poisoned output, where the call
+// writes (the input itself in place), and a workspace for the shape.
+template <class T>
+struct host_case {
+  host_array<T> in;
+  host_array<T> out_buffer;
+  T* out;
+  ss::workspace ws;
+  host_case(const shape& s, const std::vector<T>& x, bool pinned, bool in_place)
+      : in(s.n, pinned), out_buffer(s.n, pinned), out(nullptr), ws(s.budget, s.opts) {
+    in.assign(x);
+    out_buffer.poison();
+    out = in_place ? in.data() : out_buffer.data();
+  }
+};
+
+inline std::string case_name(const shape& s, bool pinned, bool in_place) {
+  return s.name + (pinned ? ", pinned" : ", pageable") + (in_place ? ", in place" : ", out of place");
+}
+
 // ---- reduce -------------------------------------------------------------------------------
 
 template <class T, class Op>
@@ -384,19 +404,13 @@ void scan_test() {
     for (const bool pinned : {true, false}) {
       for (const bool in_place : {false, true}) {
         for (const shape& s : shapes<T>()) {
-          SCOPED_TRACE(std::string(kind_name(k)) + ", " + s.name + (pinned ? ", pinned" : ", pageable") +
-                       (in_place ? ", in place" : ", out of place"));
+          SCOPED_TRACE(std::string(kind_name(k)) + ", " + case_name(s, pinned, in_place));
           const std::vector<T> x = data_for<T>(s.n, seed + static_cast<std::uint64_t>(s.n) * 3);
-          host_array<T> h_in(s.n, pinned);
-          h_in.assign(x);
-          host_array<T> h_out(s.n, pinned);
-          h_out.poison();
-          T* out = in_place ? h_in.data() : h_out.data();
-          ss::workspace ws(s.budget, s.opts);
-          ASSERT_EQ(run_scan(ws, k, h_in.data(), out, s.n, init), cudaSuccess);
-          expect_chunking<T>(ws, s);
-          const std::vector<T> got(out, out + s.n);
-          if (!in_place) EXPECT_TRUE(std::memcmp(h_in.data(), x.data(), x.size() * sizeof(T)) == 0) << "input changed";
+          host_case<T> h(s, x, pinned, in_place);
+          ASSERT_EQ(run_scan(h.ws, k, h.in.data(), h.out, s.n, init), cudaSuccess);
+          expect_chunking<T>(h.ws, s);
+          const std::vector<T> got(h.out, h.out + s.n);
+          if (!in_place) EXPECT_TRUE(std::memcmp(h.in.data(), x.data(), x.size() * sizeof(T)) == 0) << "input changed";
           check_scan(x, got, k, init, "streaming against the CPU");
 
           // The in-memory scan of the same data: integers equal, floats within the bound.
@@ -477,21 +491,17 @@ void select_test() {
   for (const bool pinned : {true, false}) {
     for (const bool in_place : {false, true}) {
       for (const shape& s : shapes<T>()) {
-        SCOPED_TRACE(s.name + (pinned ? ", pinned" : ", pageable") + (in_place ? ", in place" : ", out of place"));
+        SCOPED_TRACE(case_name(s, pinned, in_place));
         const std::vector<T> x = data_for<T>(s.n, seed + static_cast<std::uint64_t>(s.n) * 7);
         std::vector<T> want;
         for (const T& v : x) {
           if (pred(v)) want.push_back(v);
         }
-        host_array<T> h_in(s.n, pinned);
-        h_in.assign(x);
-        host_array<T> h_out(s.n, pinned);
-        h_out.poison();
-        T* out = in_place ? h_in.data() : h_out.data();
-        ss::workspace ws(s.budget, s.opts);
+        host_case<T> h(s, x, pinned, in_place);
+        T* out = h.out;
         std::int64_t kept = -1;
-        ASSERT_EQ(ss::select_if(ws, h_in.data(), out, s.n, kept, pred), cudaSuccess);
-        expect_chunking<T>(ws, s);
+        ASSERT_EQ(ss::select_if(h.ws, h.in.data(), out, s.n, kept, pred), cudaSuccess);
+        expect_chunking<T>(h.ws, s);
         ASSERT_EQ(kept, static_cast<std::int64_t>(want.size()));
         EXPECT_TRUE(std::vector<T>(out, out + kept) == want) << "kept items differ from the CPU's";
         if (in_place) {
@@ -501,7 +511,7 @@ void select_test() {
           host_array<T> poisoned(1, false);
           poisoned.poison();
           for (std::int64_t i = kept; i < s.n; ++i) {
-            if (std::memcmp(&h_out[i], poisoned.data(), sizeof(T)) != 0) {
+            if (std::memcmp(&h.out_buffer[i], poisoned.data(), sizeof(T)) != 0) {
               ADD_FAILURE() << "item " << i << " past the kept ones was written";
               break;
             }
