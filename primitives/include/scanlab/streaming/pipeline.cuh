@@ -26,10 +26,12 @@
 //   std::size_t slot_bytes(std::int64_t items) const;           device bytes of one slot
 //   std::size_t word_bytes;                                     device words (carry, accumulator, counts)
 //   cudaError_t temp_bytes(std::int64_t items, std::size_t&)   the in-memory primitive's temp storage
-//   transfer input(pipeline&, const chunk&)                     host -> device copy of a chunk
+//   transfer_list input(pipeline&, const chunk&)                host -> device copies of a chunk
 //   cudaError_t compute(pipeline&, const chunk&, cudaStream_t)
-//   cudaError_t output(pipeline&, const chunk&, transfer&)      device -> host copy (bytes 0: none)
+//   cudaError_t output(pipeline&, const chunk&, transfer_list&) device -> host copies (none: empty)
 //   cudaError_t finish(pipeline&, cudaStream_t)                 after the last chunk's compute
+// A transfer list has one part per host array (a sort of pairs moves keys and values: two);
+// part k is the k-th array given to stream_chunks, staged or not on its own.
 #pragma once
 
 #include <scanlab/detail/util.cuh>
@@ -41,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 
 namespace scanlab::streaming {
@@ -68,6 +71,8 @@ struct workspace_state {
   unsigned char* h_staging = nullptr;  // pinned, one chunk per slot (pageable host arrays only)
   std::size_t h_bytes = 0;
   std::int64_t* h_words = nullptr;  // pinned, one word per slot (select's counts)
+  std::int64_t* h_table = nullptr;  // pinned, h_table_words words (the external sort's per-run table)
+  std::size_t h_table_words = 0;
   int num_streams = 0;
   cudaStream_t streams[max_slots]{};
   cudaEvent_t computed[max_slots]{};
@@ -75,6 +80,7 @@ struct workspace_state {
   // What the last call did: for tests and benchmarks.
   std::int64_t chunk_items = 0;
   std::int64_t num_chunks = 0;
+  std::int64_t merge_steps = 0;  // the external sort's merge pass (0: none)
 
   // Waits for the streams and frees everything (errors ignored: nothing to do with them).
   void release() noexcept {
@@ -88,10 +94,12 @@ struct workspace_state {
     if (d_mem != nullptr) (void)cudaFree(d_mem);
     if (h_staging != nullptr) (void)cudaFreeHost(h_staging);
     if (h_words != nullptr) (void)cudaFreeHost(h_words);
+    if (h_table != nullptr) (void)cudaFreeHost(h_table);
     d_mem = nullptr;
     h_staging = nullptr;
     h_words = nullptr;
-    d_bytes = h_bytes = 0;
+    h_table = nullptr;
+    d_bytes = h_bytes = h_table_words = 0;
     device = -1;
   }
 };
@@ -132,6 +140,8 @@ class workspace {
   // Items per chunk and chunks of the last successful call (0 before any).
   [[nodiscard]] std::int64_t last_chunk_items() const noexcept { return state_.chunk_items; }
   [[nodiscard]] std::int64_t last_num_chunks() const noexcept { return state_.num_chunks; }
+  // Steps of the last external sort's merge pass (0: it had one run, or no sort yet).
+  [[nodiscard]] std::int64_t last_merge_steps() const noexcept { return state_.merge_steps; }
   // Device bytes held now (at most device_bytes()).
   [[nodiscard]] std::size_t device_bytes_held() const noexcept { return state_.d_bytes; }
 
@@ -161,6 +171,21 @@ struct transfer {
   void* host = nullptr;
   void* device = nullptr;
   std::size_t bytes = 0;
+};
+
+// The copies of one chunk, one per host array (part k: the k-th array of stream_chunks).
+struct transfer_list {
+  static constexpr int max_parts = 2;
+  transfer part[max_parts]{};
+  int parts = 0;
+  transfer_list() = default;
+  transfer_list(const transfer& t) : part{t}, parts(1) {}  // NOLINT: one array, as most stages
+  transfer_list(const transfer& first, const transfer& second) : part{first, second}, parts(2) {}
+  [[nodiscard]] std::size_t bytes() const {
+    std::size_t total = 0;
+    for (int k = 0; k < parts; ++k) total += part[k].bytes;
+    return total;
+  }
 };
 
 // How a host pointer can be copied: directly (pinned or registered host memory, managed
@@ -229,6 +254,40 @@ template <class Stage>
   return cudaSuccess;
 }
 
+// The workspace's device allocation grown to `bytes` (never shrunk). The streams must be idle
+// (every call synchronises them before it returns, or before it regrows).
+[[nodiscard]] inline cudaError_t ensure_device_bytes(workspace_state& ws, std::size_t bytes) {
+  if (ws.d_bytes >= bytes) return cudaSuccess;
+  if (ws.d_mem != nullptr) SCANLAB_TRY(cudaFree(ws.d_mem));
+  ws.d_mem = nullptr;
+  ws.d_bytes = 0;
+  SCANLAB_TRY(cudaMalloc(&ws.d_mem, bytes));
+  ws.d_bytes = bytes;
+  return cudaSuccess;
+}
+
+// The pinned staging buffer grown to `bytes` (its previous contents are not kept).
+[[nodiscard]] inline cudaError_t ensure_staging_bytes(workspace_state& ws, std::size_t bytes) {
+  if (ws.h_bytes >= bytes) return cudaSuccess;
+  if (ws.h_staging != nullptr) SCANLAB_TRY(cudaFreeHost(ws.h_staging));
+  ws.h_staging = nullptr;
+  ws.h_bytes = 0;
+  SCANLAB_TRY(cudaMallocHost(&ws.h_staging, bytes));
+  ws.h_bytes = bytes;
+  return cudaSuccess;
+}
+
+// The pinned word table grown to `words` (its previous contents are not kept).
+[[nodiscard]] inline cudaError_t ensure_host_table(workspace_state& ws, std::size_t words) {
+  if (ws.h_table_words >= words) return cudaSuccess;
+  if (ws.h_table != nullptr) SCANLAB_TRY(cudaFreeHost(ws.h_table));
+  ws.h_table = nullptr;
+  ws.h_table_words = 0;
+  SCANLAB_TRY(cudaMallocHost(&ws.h_table, words * sizeof(std::int64_t)));
+  ws.h_table_words = words;
+  return cudaSuccess;
+}
+
 // Streams, events and memory for a plan (grown, never shrunk).
 [[nodiscard]] inline cudaError_t prepare(workspace_state& ws, const plan& p, std::size_t staging_bytes_per_slot,
                                          bool staged) {
@@ -250,35 +309,37 @@ template <class Stage>
     }
     ++ws.num_streams;
   }
-  if (ws.d_bytes < p.device_bytes()) {
-    // The streams are idle between calls (every call synchronises them before it returns).
-    if (ws.d_mem != nullptr) SCANLAB_TRY(cudaFree(ws.d_mem));
-    ws.d_mem = nullptr;
-    ws.d_bytes = 0;
-    SCANLAB_TRY(cudaMalloc(&ws.d_mem, p.device_bytes()));
-    ws.d_bytes = p.device_bytes();
-  }
+  SCANLAB_TRY(ensure_device_bytes(ws, p.device_bytes()));
   if (ws.h_words == nullptr) {
     SCANLAB_TRY(cudaMallocHost(&ws.h_words, sizeof(std::int64_t) * max_slots));
   }
-  const std::size_t staging = staged ? static_cast<std::size_t>(p.slots) * staging_bytes_per_slot : 0;
-  if (ws.h_bytes < staging) {
-    if (ws.h_staging != nullptr) SCANLAB_TRY(cudaFreeHost(ws.h_staging));
-    ws.h_staging = nullptr;
-    ws.h_bytes = 0;
-    SCANLAB_TRY(cudaMallocHost(&ws.h_staging, staging));
-    ws.h_bytes = staging;
-  }
-  return cudaSuccess;
+  return ensure_staging_bytes(ws, staged ? static_cast<std::size_t>(p.slots) * staging_bytes_per_slot : 0);
 }
+
+// Which parts of a chunk's copies go through the pinned staging buffers (pageable arrays).
+struct staged_parts {
+  bool in[transfer_list::max_parts]{};
+  bool out[transfer_list::max_parts]{};
+  [[nodiscard]] bool any_in() const {
+    for (const bool b : in) {
+      if (b) return true;
+    }
+    return false;
+  }
+  [[nodiscard]] bool any() const {
+    for (int k = 0; k < transfer_list::max_parts; ++k) {
+      if (in[k] || out[k]) return true;
+    }
+    return false;
+  }
+};
 
 // One call's run of the ring over a host array (see the top of this file).
 class pipeline {
  public:
-  pipeline(workspace_state& ws, const plan& p, std::int64_t n, std::size_t staging_bytes_per_slot, bool in_staged,
-           bool out_staged)
-      : ws_(ws), plan_(p), n_(n), staging_stride_(staging_bytes_per_slot), in_staged_(in_staged),
-        out_staged_(out_staged) {}
+  pipeline(workspace_state& ws, const plan& p, std::int64_t n, std::size_t staging_bytes_per_slot,
+           const staged_parts& staged)
+      : ws_(ws), plan_(p), n_(n), staging_stride_(staging_bytes_per_slot), staged_(staged) {}
 
   // Device memory given to the stage: its words, the primitive's temp storage (one for every
   // chunk: the chain serialises compute), one buffer per slot; each 256-byte aligned.
@@ -313,47 +374,67 @@ class pipeline {
   [[nodiscard]] unsigned char* staging(int s) const {
     return ws_.h_staging + static_cast<std::size_t>(s) * staging_stride_;
   }
+  // Where part k of a slot's copies sits in its staging buffer: the parts back to back.
+  [[nodiscard]] static std::size_t staging_offset(const transfer_list& list, int k) {
+    std::size_t offset = 0;
+    for (int j = 0; j < k; ++j) offset += align_up(list.part[j].bytes);
+    return offset;
+  }
 
   // The slot is about to take a new chunk: where its staging buffer is used, wait for the
   // slot's previous chunk and copy its staged output to the caller's array.
   [[nodiscard]] cudaError_t acquire(int s) {
     if (!used_[s]) return cudaSuccess;
-    if (in_staged_) SCANLAB_TRY(cudaEventSynchronize(ws_.done[s]));
+    if (staged_.any_in()) SCANLAB_TRY(cudaEventSynchronize(ws_.done[s]));
     return flush(s);
   }
   [[nodiscard]] cudaError_t flush(int s) {
-    if (pending_[s].bytes == 0) return cudaSuccess;
+    const transfer_list& out = pending_[s];
+    if (out.bytes() == 0) return cudaSuccess;
     SCANLAB_TRY(cudaEventSynchronize(ws_.done[s]));
-    std::memcpy(pending_[s].host, staging(s), pending_[s].bytes);
+    for (int k = 0; k < out.parts; ++k) {
+      if (staged_.out[k] && out.part[k].bytes > 0) {
+        std::memcpy(out.part[k].host, staging(s) + staging_offset(out, k), out.part[k].bytes);
+      }
+    }
     pending_[s] = {};
     return cudaSuccess;
   }
 
   template <class Stage>
   [[nodiscard]] cudaError_t copy_in(Stage& stage, const chunk& c) {
-    const transfer in = stage.input(*this, c);
-    if (in.bytes == 0) return cudaSuccess;
-    const void* source = in.host;
-    if (in_staged_) {
-      std::memcpy(staging(c.slot), in.host, in.bytes);
-      source = staging(c.slot);
+    const transfer_list in = stage.input(*this, c);
+    for (int k = 0; k < in.parts; ++k) {
+      const transfer& part = in.part[k];
+      if (part.bytes == 0) continue;
+      const void* source = part.host;
+      if (staged_.in[k]) {
+        unsigned char* staged = staging(c.slot) + staging_offset(in, k);
+        std::memcpy(staged, part.host, part.bytes);
+        source = staged;
+      }
+      SCANLAB_TRY(cudaMemcpyAsync(part.device, source, part.bytes, cudaMemcpyDefault, ws_.streams[c.slot]));
     }
-    return cudaMemcpyAsync(in.device, source, in.bytes, cudaMemcpyDefault, ws_.streams[c.slot]);
+    return cudaSuccess;
   }
 
   template <class Stage>
   [[nodiscard]] cudaError_t copy_out(Stage& stage, const chunk& c) {
-    transfer out{};
+    transfer_list out{};
     SCANLAB_TRY(stage.output(*this, c, out));
     const cudaStream_t stream = ws_.streams[c.slot];
-    if (out.bytes > 0) {
-      if (out_staged_) {
-        SCANLAB_TRY(cudaMemcpyAsync(staging(c.slot), out.device, out.bytes, cudaMemcpyDefault, stream));
-        pending_[c.slot] = out;
-      } else {
-        SCANLAB_TRY(cudaMemcpyAsync(out.host, out.device, out.bytes, cudaMemcpyDefault, stream));
+    bool staged = false;
+    for (int k = 0; k < out.parts; ++k) {
+      const transfer& part = out.part[k];
+      if (part.bytes == 0) continue;
+      void* target = part.host;
+      if (staged_.out[k]) {
+        target = staging(c.slot) + staging_offset(out, k);
+        staged = true;
       }
+      SCANLAB_TRY(cudaMemcpyAsync(target, part.device, part.bytes, cudaMemcpyDefault, stream));
     }
+    if (staged) pending_[c.slot] = out;
     return cudaEventRecord(ws_.done[c.slot], stream);
   }
 
@@ -386,40 +467,65 @@ class pipeline {
   plan plan_;
   std::int64_t n_;
   std::size_t staging_stride_;
-  bool in_staged_;
-  bool out_staged_;
+  staged_parts staged_;
   bool used_[max_slots]{};
-  transfer pending_[max_slots]{};
+  transfer_list pending_[max_slots]{};
 };
 
-// The whole call: plan for the workspace's budget, classify the host arrays, get the
-// resources, run the ring. h_out may be null (reduce). n == 0 checks the budget and does
-// nothing else.
+// Whether each host array must be staged; a null array (reduce has no output) is not.
+[[nodiscard]] inline cudaError_t classify_parts(std::initializer_list<const void*> arrays,
+                                               bool (&staged)[transfer_list::max_parts]) {
+  if (arrays.size() > transfer_list::max_parts) return cudaErrorInvalidValue;
+  int k = 0;
+  for (const void* array : arrays) {
+    host_access access = host_access::direct;
+    if (array != nullptr) SCANLAB_TRY(classify_host_pointer(array, access));
+    staged[k++] = access == host_access::staged;
+  }
+  return cudaSuccess;
+}
+
+// Pinned staging bytes per slot: a chunk's parts back to back, each 256-byte aligned.
+[[nodiscard]] inline std::size_t staging_bytes_per_slot(std::int64_t chunk_items, std::size_t item_bytes) {
+  return align_up(static_cast<std::size_t>(chunk_items) * item_bytes + 256 * transfer_list::max_parts);
+}
+
+// The whole call: plan for the workspace's budget (with `opts`: the workspace's options, or a
+// stage's own chunk cap), classify the host arrays (part k of the stage's copies is inputs[k]
+// or outputs[k]), get the resources, run the ring. Outputs may be null (reduce). n == 0
+// checks the budget and does nothing else.
 template <class Stage>
-[[nodiscard]] cudaError_t stream_chunks(workspace& ws, Stage& stage, std::int64_t n, const void* h_in,
-                                        const void* h_out) {
+[[nodiscard]] cudaError_t stream_chunks(workspace& ws, Stage& stage, std::int64_t n,
+                                        std::initializer_list<const void*> inputs,
+                                        std::initializer_list<const void*> outputs, const options& opts) {
   plan p{};
-  SCANLAB_TRY(make_plan(stage, n, ws.device_bytes(), ws.pipeline_options(), p));
+  SCANLAB_TRY(make_plan(stage, n, ws.device_bytes(), opts, p));
   workspace_state& state = ws.state();
   if (n == 0) {
     state.chunk_items = p.chunk_items;
     state.num_chunks = 0;
     return cudaSuccess;
   }
-  if (h_in == nullptr) return cudaErrorInvalidValue;
-  host_access in_access{};
-  host_access out_access = host_access::direct;
-  SCANLAB_TRY(classify_host_pointer(h_in, in_access));
-  if (h_out != nullptr) SCANLAB_TRY(classify_host_pointer(h_out, out_access));
-  const bool in_staged = in_access == host_access::staged;
-  const bool out_staged = out_access == host_access::staged;
-  const std::size_t staging_per_slot = align_up(static_cast<std::size_t>(p.chunk_items) * Stage::item_bytes);
-  SCANLAB_TRY(prepare(state, p, staging_per_slot, in_staged || out_staged));
-  pipeline run(state, p, n, staging_per_slot, in_staged, out_staged);
+  for (const void* array : inputs) {
+    if (array == nullptr) return cudaErrorInvalidValue;
+  }
+  staged_parts staged{};
+  SCANLAB_TRY(classify_parts(inputs, staged.in));
+  SCANLAB_TRY(classify_parts(outputs, staged.out));
+  const std::size_t staging_per_slot = staging_bytes_per_slot(p.chunk_items, Stage::item_bytes);
+  SCANLAB_TRY(prepare(state, p, staging_per_slot, staged.any()));
+  pipeline run(state, p, n, staging_per_slot, staged);
   SCANLAB_TRY(run.run(stage));
   state.chunk_items = p.chunk_items;
   state.num_chunks = p.num_chunks;
   return cudaSuccess;
+}
+
+// One input array and at most one output (h_out null: none), the workspace's options.
+template <class Stage>
+[[nodiscard]] cudaError_t stream_chunks(workspace& ws, Stage& stage, std::int64_t n, const void* h_in,
+                                        const void* h_out) {
+  return stream_chunks(ws, stage, n, {h_in}, {h_out}, ws.pipeline_options());
 }
 
 // The one-item kernel of the device-side carries: *dst = src ? *src : value.

@@ -79,7 +79,7 @@ struct reduce_stage {
     const T first = static_cast<T>(tf(h_in[c.begin]));
     return ::scanlab::transform_reduce(p.temp(), bytes, d_in + 1, out, c.items - 1, first, op, tf, stream);
   }
-  [[nodiscard]] cudaError_t output(const pipeline&, const chunk&, transfer& out) const {
+  [[nodiscard]] cudaError_t output(const pipeline&, const chunk&, transfer_list& out) const {
     out = {};
     return cudaSuccess;
   }

@@ -76,9 +76,9 @@ struct scan_stage {
     return ::scanlab::detail::launch(streaming_carry_kernel<T>, 1, 1, 0, stream, carry,
                                      static_cast<const T*>(buffer + c.items), T{});
   }
-  [[nodiscard]] cudaError_t output(const pipeline& p, const chunk& c, transfer& out) const {
+  [[nodiscard]] cudaError_t output(const pipeline& p, const chunk& c, transfer_list& out) const {
     T* buffer = reinterpret_cast<T*>(p.slot(c.slot));
-    out = {h_out + c.begin, kind == scan_kind::exclusive ? buffer : buffer + 1,
+    out = transfer{h_out + c.begin, kind == scan_kind::exclusive ? buffer : buffer + 1,
            static_cast<std::size_t>(c.items) * sizeof(T)};
     return cudaSuccess;
   }

@@ -63,10 +63,10 @@ struct select_stage {
                                      kept_items(p, c, p.chunk_items()), d_count, c.items, pred, stream));
     return cudaMemcpyAsync(p.host_word(c.slot), d_count, sizeof(std::int64_t), cudaMemcpyDeviceToHost, stream);
   }
-  [[nodiscard]] cudaError_t output(const pipeline& p, const chunk& c, transfer& out) {
+  [[nodiscard]] cudaError_t output(const pipeline& p, const chunk& c, transfer_list& out) {
     SCANLAB_TRY(p.wait_computed(c));
     const std::int64_t kept = *p.host_word(c.slot);
-    out = {h_out + total, kept_items(p, c, p.chunk_items()), static_cast<std::size_t>(kept) * sizeof(T)};
+    out = transfer{h_out + total, kept_items(p, c, p.chunk_items()), static_cast<std::size_t>(kept) * sizeof(T)};
     total += kept;
     return cudaSuccess;
   }
