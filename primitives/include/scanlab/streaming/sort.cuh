@@ -657,8 +657,8 @@ template <class Key, class Value>
   // Several runs: check that their merge fits before any work, and where the output goes.
   if (runs.num_chunks > INT32_MAX) return cudaErrorInvalidValue;
   std::int64_t step = 0;
-  SCANLAB_TRY(plan_merge_step<Key, Value>(static_cast<int>(runs.num_chunks), runs.chunk_items, n, ws.device_bytes(),
-                                          step));
+  SCANLAB_TRY((plan_merge_step<Key, Value>(static_cast<int>(runs.num_chunks), runs.chunk_items, n,
+                                           ws.device_bytes(), step)));
   if (step < 1) return cudaErrorInvalidValue;
   bool out_staged[transfer_list::max_parts]{};
   if constexpr (with_values) SCANLAB_TRY(classify_parts({h_keys_out, h_values_out}, out_staged));
