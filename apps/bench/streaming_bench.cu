@@ -268,8 +268,7 @@ int run_sort(const sort_setup& setup) {
   const double t_sort = times[times.size() / 2];
 
   std::printf("sort of n = %lld uint32 keys%s (%.2f GB), budget %.1f MiB, %d slots, runs of %lld items: %lld runs, "
-              "%lld merge steps, median of %d%s
-",
+              "%lld merge steps, median of %d%s\n",
               static_cast<long long>(n), setup.pairs ? " with uint32 values" : "", static_cast<double>(bytes) / 1e9,
               static_cast<double>(setup.budget) / 1048576.0, setup.opts.slots,
               static_cast<long long>(ws.last_chunk_items()), static_cast<long long>(ws.last_num_chunks()),
@@ -277,10 +276,8 @@ int run_sort(const sort_setup& setup) {
   row("pinned H2D, one way", static_cast<double>(bytes), h2d, 0, "");
   row("pinned D2H, one way", static_cast<double>(bytes), d2h, 0, "");
   const double four_ways = 2.0 * (h2d + d2h);
-  std::printf("%-34s %10.3f ms
-", "4 one-way copies, 2 (H2D + D2H)", four_ways * 1e3);
-  std::printf("%-34s %10.3f ms %8.2f x the 4 copies (target <= 3)
-",
+  std::printf("%-34s %10.3f ms\n", "4 one-way copies, 2 (H2D + D2H)", four_ways * 1e3);
+  std::printf("%-34s %10.3f ms %8.2f x the 4 copies (target <= 3)\n",
               setup.pairs ? "streaming sort_pairs" : "streaming sort_keys", t_sort * 1e3, t_sort / four_ways);
 
   SCANLAB_CHECK(cudaFreeHost(scratch));

@@ -71,8 +71,8 @@ struct workspace_state {
   unsigned char* h_staging = nullptr;  // pinned, one chunk per slot (pageable host arrays only)
   std::size_t h_bytes = 0;
   std::int64_t* h_words = nullptr;  // pinned, one word per slot (select's counts)
-  std::int64_t* h_table = nullptr;  // pinned, h_table_words words (the external sort's per-run table)
-  std::size_t h_table_words = 0;
+  std::int64_t* h_table = nullptr;  // pinned, h_table_bytes (the external sort's per-run table)
+  std::size_t h_table_bytes = 0;
   int num_streams = 0;
   cudaStream_t streams[max_slots]{};
   cudaEvent_t computed[max_slots]{};
@@ -99,7 +99,7 @@ struct workspace_state {
     h_staging = nullptr;
     h_words = nullptr;
     h_table = nullptr;
-    d_bytes = h_bytes = h_table_words = 0;
+    d_bytes = h_bytes = h_table_bytes = 0;
     device = -1;
   }
 };
@@ -254,38 +254,35 @@ template <class Stage>
   return cudaSuccess;
 }
 
-// The workspace's device allocation grown to `bytes` (never shrunk). The streams must be idle
-// (every call synchronises them before it returns, or before it regrows).
+// One of the workspace's buffers grown to `bytes` (never shrunk; its contents are not kept).
+// Device memory: the streams must be idle (every call synchronises them before it returns,
+// or before it regrows).
+template <class T, class Alloc, class Release>
+[[nodiscard]] cudaError_t grow_buffer(T*& buffer, std::size_t& held, std::size_t bytes, Alloc alloc, Release release) {
+  if (held >= bytes) return cudaSuccess;
+  if (buffer != nullptr) SCANLAB_TRY(release(buffer));
+  buffer = nullptr;
+  held = 0;
+  void* fresh = nullptr;
+  SCANLAB_TRY(alloc(&fresh, bytes));
+  buffer = static_cast<T*>(fresh);
+  held = bytes;
+  return cudaSuccess;
+}
+inline cudaError_t device_alloc(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
+inline cudaError_t device_release(void* p) { return cudaFree(p); }
+inline cudaError_t pinned_alloc(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
+inline cudaError_t pinned_release(void* p) { return cudaFreeHost(p); }
+
+// The device allocation, the pinned staging, the pinned word table (the external sort's).
 [[nodiscard]] inline cudaError_t ensure_device_bytes(workspace_state& ws, std::size_t bytes) {
-  if (ws.d_bytes >= bytes) return cudaSuccess;
-  if (ws.d_mem != nullptr) SCANLAB_TRY(cudaFree(ws.d_mem));
-  ws.d_mem = nullptr;
-  ws.d_bytes = 0;
-  SCANLAB_TRY(cudaMalloc(&ws.d_mem, bytes));
-  ws.d_bytes = bytes;
-  return cudaSuccess;
+  return grow_buffer(ws.d_mem, ws.d_bytes, bytes, device_alloc, device_release);
 }
-
-// The pinned staging buffer grown to `bytes` (its previous contents are not kept).
 [[nodiscard]] inline cudaError_t ensure_staging_bytes(workspace_state& ws, std::size_t bytes) {
-  if (ws.h_bytes >= bytes) return cudaSuccess;
-  if (ws.h_staging != nullptr) SCANLAB_TRY(cudaFreeHost(ws.h_staging));
-  ws.h_staging = nullptr;
-  ws.h_bytes = 0;
-  SCANLAB_TRY(cudaMallocHost(&ws.h_staging, bytes));
-  ws.h_bytes = bytes;
-  return cudaSuccess;
+  return grow_buffer(ws.h_staging, ws.h_bytes, bytes, pinned_alloc, pinned_release);
 }
-
-// The pinned word table grown to `words` (its previous contents are not kept).
 [[nodiscard]] inline cudaError_t ensure_host_table(workspace_state& ws, std::size_t words) {
-  if (ws.h_table_words >= words) return cudaSuccess;
-  if (ws.h_table != nullptr) SCANLAB_TRY(cudaFreeHost(ws.h_table));
-  ws.h_table = nullptr;
-  ws.h_table_words = 0;
-  SCANLAB_TRY(cudaMallocHost(&ws.h_table, words * sizeof(std::int64_t)));
-  ws.h_table_words = words;
-  return cudaSuccess;
+  return grow_buffer(ws.h_table, ws.h_table_bytes, words * sizeof(std::int64_t), pinned_alloc, pinned_release);
 }
 
 // Streams, events and memory for a plan (grown, never shrunk).

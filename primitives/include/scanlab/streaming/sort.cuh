@@ -98,15 +98,6 @@ using radix_sort_detail::keys_only;
 template <class Value>
 inline constexpr std::size_t value_bytes_v = has_values_v<Value> ? sizeof(Value) : 0;
 
-template <class Key, class Value>
-constexpr void check_sort_types() {
-  static_assert(radix_sort_detail::is_radix_key_v<Key>, "keys: 8- to 64-bit integers, float or double");
-  if constexpr (has_values_v<Value>) {
-    static_assert(std::is_trivially_copyable_v<Value> && (sizeof(Value) == 4 || sizeof(Value) == 8),
-                  "values: trivially copyable, 4 or 8 bytes");
-  }
-}
-
 // Where the runs' values start in the scratch: after the keys, 256-byte aligned.
 template <class Key>
 constexpr std::size_t scratch_values_offset(std::int64_t n) {
@@ -298,32 +289,28 @@ __global__ void __launch_bounds__(gather_threads)
   }
 }
 
-// A copy between a host array and device memory on `stream`: asynchronous where the host
-// side is pinned (bounce == nullptr), else through the pinned `bounce` buffer piece by
-// piece, host-synchronous.
-[[nodiscard]] inline cudaError_t copy_to_device(void* d, const void* h, std::size_t bytes, cudaStream_t stream,
-                                                unsigned char* bounce, std::size_t bounce_bytes) {
+// A copy between a host array and device memory on `stream` (to_device: host to device):
+// asynchronous where the host side is pinned (bounce == nullptr), else through the pinned
+// `bounce` buffer piece by piece, host-synchronous.
+[[nodiscard]] inline cudaError_t copy_across(void* dst, const void* src, std::size_t bytes, bool to_device,
+                                             cudaStream_t stream, unsigned char* bounce, std::size_t bounce_bytes) {
   if (bytes == 0) return cudaSuccess;
-  if (bounce == nullptr) return cudaMemcpyAsync(d, h, bytes, cudaMemcpyDefault, stream);
+  if (bounce == nullptr) return cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream);
+  auto* out = static_cast<unsigned char*>(dst);
+  const auto* in = static_cast<const unsigned char*>(src);
   for (std::size_t done = 0; done < bytes; done += bounce_bytes) {
     const std::size_t piece = std::min(bounce_bytes, bytes - done);
-    SCANLAB_TRY(cudaStreamSynchronize(stream));  // the bounce buffer's last piece has left
-    std::memcpy(bounce, static_cast<const unsigned char*>(h) + done, piece);
-    SCANLAB_TRY(cudaMemcpyAsync(static_cast<unsigned char*>(d) + done, bounce, piece, cudaMemcpyDefault, stream));
+    if (to_device) {
+      SCANLAB_TRY(cudaStreamSynchronize(stream));  // the bounce buffer's last piece has left
+      std::memcpy(bounce, in + done, piece);
+      SCANLAB_TRY(cudaMemcpyAsync(out + done, bounce, piece, cudaMemcpyDefault, stream));
+    } else {
+      SCANLAB_TRY(cudaMemcpyAsync(bounce, in + done, piece, cudaMemcpyDefault, stream));
+      SCANLAB_TRY(cudaStreamSynchronize(stream));
+      std::memcpy(out + done, bounce, piece);
+    }
   }
   return cudaStreamSynchronize(stream);
-}
-[[nodiscard]] inline cudaError_t copy_to_host(void* h, const void* d, std::size_t bytes, cudaStream_t stream,
-                                              unsigned char* bounce, std::size_t bounce_bytes) {
-  if (bytes == 0) return cudaSuccess;
-  if (bounce == nullptr) return cudaMemcpyAsync(h, d, bytes, cudaMemcpyDefault, stream);
-  for (std::size_t done = 0; done < bytes; done += bounce_bytes) {
-    const std::size_t piece = std::min(bounce_bytes, bytes - done);
-    SCANLAB_TRY(cudaMemcpyAsync(bounce, static_cast<const unsigned char*>(d) + done, piece, cudaMemcpyDefault, stream));
-    SCANLAB_TRY(cudaStreamSynchronize(stream));
-    std::memcpy(static_cast<unsigned char*>(h) + done, bounce, piece);
-  }
-  return cudaSuccess;
 }
 
 // Pinned bounce buffer per direction for pageable arrays in the merge.
@@ -469,11 +456,11 @@ class merge_pass {
     const std::int64_t source = static_cast<std::int64_t>(r) * run_items_ + s.loaded;
     const std::int64_t target = static_cast<std::int64_t>(r) * layout_.capacity + at;
     unsigned char* b = bounce(arrays_.runs_staged, 0);
-    SCANLAB_TRY(copy_to_device(layout_.key_windows + target, arrays_.run_keys + source,
-                               static_cast<std::size_t>(count) * sizeof(Key), stream, b, merge_bounce_bytes));
+    SCANLAB_TRY(copy_across(layout_.key_windows + target, arrays_.run_keys + source,
+                            static_cast<std::size_t>(count) * sizeof(Key), true, stream, b, merge_bounce_bytes));
     if constexpr (with_values) {
-      SCANLAB_TRY(copy_to_device(layout_.value_windows + target, arrays_.run_values + source,
-                                 static_cast<std::size_t>(count) * sizeof(Value), stream, b, merge_bounce_bytes));
+      SCANLAB_TRY(copy_across(layout_.value_windows + target, arrays_.run_values + source,
+                              static_cast<std::size_t>(count) * sizeof(Value), true, stream, b, merge_bounce_bytes));
     }
     s.loaded += count;
     s.held += count;
@@ -562,11 +549,11 @@ class merge_pass {
       // (d) copy out on the second stream.
       SCANLAB_TRY(cudaStreamWaitEvent(out, merged[b], 0));
       unsigned char* ob = bounce(arrays_.out_staged, 1);
-      SCANLAB_TRY(copy_to_host(arrays_.out_keys + produced, layout_.out_keys[b],
-                               static_cast<std::size_t>(take) * sizeof(Key), out, ob, merge_bounce_bytes));
+      SCANLAB_TRY(copy_across(arrays_.out_keys + produced, layout_.out_keys[b],
+                              static_cast<std::size_t>(take) * sizeof(Key), false, out, ob, merge_bounce_bytes));
       if constexpr (with_values) {
-        SCANLAB_TRY(copy_to_host(arrays_.out_values + produced, layout_.out_values[b],
-                                 static_cast<std::size_t>(take) * sizeof(Value), out, ob, merge_bounce_bytes));
+        SCANLAB_TRY(copy_across(arrays_.out_values + produced, layout_.out_values[b],
+                                static_cast<std::size_t>(take) * sizeof(Value), false, out, ob, merge_bounce_bytes));
       }
       SCANLAB_TRY(cudaEventRecord(copied[b], out));
 
@@ -633,7 +620,7 @@ class scratch_buffer {
 template <class Key, class Value>
 [[nodiscard]] cudaError_t external_sort(workspace& ws, const Key* h_keys_in, const Value* h_values_in, Key* h_keys_out,
                                         Value* h_values_out, std::int64_t n, const sort_options& sort_opts) {
-  check_sort_types<Key, Value>();
+  merge_detail::check_types<Key, Value>();  // the radix sort's and the merge's types
   constexpr bool with_values = has_values_v<Value>;
   using stage_type = sort_stage<Key, Value>;
   options opts = ws.pipeline_options();
