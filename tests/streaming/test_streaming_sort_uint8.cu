@@ -1,0 +1,8 @@
+// The external sort on std::uint8_t keys, pairs with std::uint32_t values (streaming_sort_test_common.cuh).
+#include "streaming/streaming_sort_test_common.cuh"
+
+namespace {
+
+SCANLAB_STREAMING_SORT_TESTS(streaming_sort_uint8, std::uint8_t, std::uint32_t)
+
+}  // namespace
