@@ -43,13 +43,6 @@ reference_result reference_check_layout(const reference_operands_t<T>& ops, cons
   return converted(linrec_ref::check_layout(operands_of(ops), layout, x0s, x0, x, final_only, reverse));
 }
 
-template reference_result reference_check_layout<float>(const reference_operands_t<float>&, const sequence_layout&,
-                                                       std::span<const float>, float, std::span<const float>, bool,
-                                                       bool);
-template reference_result reference_check_layout<double>(const reference_operands_t<double>&,
-                                                        const sequence_layout&, std::span<const double>, double,
-                                                        std::span<const double>, bool, bool);
-
 template <class T>
 gradient_reference_result reference_check_gradients_layout(std::span<const T> a, std::span<const T> x,
                                                            std::span<const T> grad_x, const sequence_layout& layout,
@@ -60,12 +53,15 @@ gradient_reference_result reference_check_gradients_layout(std::span<const T> a,
   return {converted(r.a), converted(r.b), converted(r.x0)};
 }
 
-template gradient_reference_result reference_check_gradients_layout<float>(
-    std::span<const float>, std::span<const float>, std::span<const float>, const sequence_layout&,
-    std::span<const float>, float, std::span<const float>, std::span<const float>, std::span<const float>);
-template gradient_reference_result reference_check_gradients_layout<double>(
-    std::span<const double>, std::span<const double>, std::span<const double>, const sequence_layout&,
-    std::span<const double>, double, std::span<const double>, std::span<const double>, std::span<const double>);
+// Every element type (the header declares float and double extern; the others are
+// instantiated here only, so that adding a type does not recompile every test unit).
+#define SCANLAB_LINREC_REFERENCE_LAYOUT(T)                                                                     \
+  template reference_result reference_check_layout<T>(const reference_operands_t<T>&, const sequence_layout&, \
+                                                      std::span<const T>, T, std::span<const T>, bool, bool);  \
+  template gradient_reference_result reference_check_gradients_layout<T>(                                     \
+      std::span<const T>, std::span<const T>, std::span<const T>, const sequence_layout&, std::span<const T>, \
+      T, std::span<const T>, std::span<const T>, std::span<const T>);
+SCANLAB_LINREC_REFERENCE_TYPES(SCANLAB_LINREC_REFERENCE_LAYOUT)
 
 template <class T>
 gradient_reference_result reference_check_gradients(std::span<const T> a, std::span<const T> x,
