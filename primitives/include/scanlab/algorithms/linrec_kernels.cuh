@@ -1070,31 +1070,24 @@ struct linrec_agent {
       }
     }
   }
-  // The 16-bit finish's sequence starts from the offsets (bit c: item c in scan order starts
-  // a sequence; reverse: the sequence's last element), and the sequence of such an item
-  // (a bisection of the tile's bracket, once per start: the 16-bit tiles keep no maps, so
-  // the finish applies each start itself).
-  __device__ sequence_marks offset_starts(std::int64_t tile, std::int64_t s0) const {
+  // Where sequences start and end among the thread's items, from the offsets (bit c: item c
+  // in scan order): the scan starts at each sequence's first element as stored (reverse, and
+  // so the backward pass: its last) and ends at the other. The backward pass keeps both; the
+  // 16-bit finish uses the starts (its tiles keep no maps, so it applies each start itself).
+  __device__ sequence_marks offset_marks(std::int64_t tile, std::int64_t s0) const {
     static_assert(items <= 32, "one bit per item");
     sequence_marks m;
     for_each_item_sequence(tile, s0, [&](int e, std::int64_t, bool first, bool last) {
       if (reverse ? last : first) m.start_mask |= 1u << stored(e);
+      if (reverse ? first : last) m.end_mask |= 1u << stored(e);
     });
     return m;
   }
+  // The sequence of item c (scan order) of the thread's items: a bisection of the tile's
+  // bracket (the 16-bit finish, once per sequence start).
   __device__ std::int64_t sequence_at(std::int64_t tile, int c) const {
     const std::int64_t t = physical_tile(tile);
     return sequence_holding(first_element(tile) + stored(c), p.src.tile_sequences[t], p.src.tile_sequences[t + 1]);
-  }
-  // The backward pass's marks from the offsets: the scan starts at each sequence's last
-  // element (as stored) and ends at its first.
-  __device__ sequence_marks offset_marks(std::int64_t tile, std::int64_t s0) const {
-    sequence_marks m;
-    for_each_item_sequence(tile, s0, [&](int e, std::int64_t, bool first, bool last) {
-      if (last) m.start_mask |= 1u << stored(e);
-      if (first) m.end_mask |= 1u << stored(e);
-    });
-    return m;
   }
 
   // ---- the scan of a tile ----
@@ -1363,7 +1356,7 @@ struct linrec_agent {
     [[maybe_unused]] int left = items;  // the thread's items that exist: [0, left) (forward)
     if constexpr (!maps_in_tile) {
       if constexpr (by_offsets) {
-        starts = offset_starts(tile, sequence_parked);  // the walk of the offsets, as the scan did
+        starts = offset_marks(tile, sequence_parked);  // the walk of the offsets, as the scan did
       } else {
         starts = find_marks(tile);
       }
