@@ -56,6 +56,12 @@
 #include <scanlab/reduce.cuh>
 #include <scanlab/scan.cuh>
 #include <scanlab/segmented_scan.cuh>
+#include <scanlab/streaming.cuh>
+#include <scanlab/streaming/pipeline.cuh>
+#include <scanlab/streaming/reduce.cuh>
+#include <scanlab/streaming/scan.cuh>
+#include <scanlab/streaming/select.cuh>
+#include <scanlab/streaming/sort.cuh>
 #include <scanlab/tuning.hpp>
 #include <scanlab/warp/warp_reduce.cuh>
 #include <scanlab/warp/warp_scan.cuh>
@@ -97,15 +103,21 @@ __global__ void building_blocks_kernel(const T* in, T* out) {
   out[threadIdx.x] = total + prefix + warp_total + warp_prefix;
 }
 
+// The first failed call of a sequence of calls (the later ones still run: every entry
+// point is instantiated whatever an earlier one returns).
+struct first_error {
+  cudaError_t status = cudaSuccess;
+  void operator()(cudaError_t e) {
+    if (status == cudaSuccess) status = e;
+  }
+};
+
 // Device-wide algorithms for keys/values of type T. Every status is folded into one so
 // that nothing is discarded; the function is never called.
 template <class T>
 cudaError_t device_wide(void* d_temp, std::size_t& bytes, const T* d_in, T* d_out, T* d_out2, std::int64_t* d_count,
                         std::int64_t n, cudaStream_t stream) {
-  cudaError_t s = cudaSuccess;
-  auto keep = [&s](cudaError_t e) {
-    if (s == cudaSuccess) s = e;
-  };
+  first_error keep;
   keep(scanlab::reduce(d_temp, bytes, d_in, d_out, n, T(0), scanlab::plus{}, stream));
   keep(scanlab::reduce_min(d_temp, bytes, d_in, d_out, n, stream));
   keep(scanlab::reduce_max(d_temp, bytes, d_in, d_out, n, stream));
@@ -155,7 +167,7 @@ cudaError_t device_wide(void* d_temp, std::size_t& bytes, const T* d_in, T* d_ou
                                scanlab::plus{}, stream));
   }
   building_blocks_kernel<T><<<1, 128, 0, stream>>>(d_in, d_out);
-  return s;
+  return keep.status;
 }
 
 template <class T>
@@ -166,10 +178,7 @@ cudaError_t recurrences(void* d_temp, std::size_t& bytes, const T* d_a, const T*
 template <class T>
 cudaError_t floating(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_b, T* d_x, std::int64_t n,
                      cudaStream_t stream) {
-  cudaError_t s = cudaSuccess;
-  auto keep = [&s](cudaError_t e) {
-    if (s == cudaSuccess) s = e;
-  };
+  first_error keep;
   keep(scanlab::dot(d_temp, bytes, d_a, d_b, d_x, n, stream));
   keep(scanlab::sum_squares(d_temp, bytes, d_a, d_x, n, stream));
   keep(scanlab::l2_norm(d_temp, bytes, d_a, d_x, n, stream));
@@ -177,7 +186,7 @@ cudaError_t floating(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_
   keep(scanlab::rms_diff(d_temp, bytes, d_a, d_b, d_x, n, stream));
   keep(scanlab::dot(d_temp, bytes, std::span<const T>(d_a, 4), std::span<const T>(d_b, 4), d_x, stream));
   keep(recurrences(d_temp, bytes, d_a, d_b, d_x, n, stream));
-  return s;
+  return keep.status;
 }
 
 // Linear recurrences over every element type: float, double, the 16-bit storage types
@@ -185,10 +194,7 @@ cudaError_t floating(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_
 template <class T>
 cudaError_t recurrences(void* d_temp, std::size_t& bytes, const T* d_a, const T* d_b, T* d_x, std::int64_t n,
                         cudaStream_t stream) {
-  cudaError_t s = cudaSuccess;
-  auto keep = [&s](cudaError_t e) {
-    if (s == cudaSuccess) s = e;
-  };
+  first_error keep;
   keep(scanlab::linear_recurrence(d_temp, bytes, d_a, d_b, d_x, n, T(0), stream));
   keep(scanlab::linear_recurrence_batched(d_temp, bytes, d_a, d_b, d_x, n, n, scanlab::batch_layout::interleaved,
                                           d_a, stream));
@@ -221,7 +227,7 @@ cudaError_t recurrences(void* d_temp, std::size_t& bytes, const T* d_a, const T*
                                         scanlab::linrec_channels_last{n, n, n}, d_a, T(0), stream));
   keep(scanlab::solve_linear_recurrence(d_temp, bytes, scanlab::linrec_reverse(scanlab::linrec_lambda(d_a, d_b)), d_x,
                                         d_x, scanlab::linrec_varlen{offsets, n, n}, d_a, T(0), stream));
-  return s;
+  return keep.status;
 }
 
 // The distributed algorithms' kernels (the NCCL calls need no architecture).
@@ -240,15 +246,32 @@ inline scanlab::distributed::status distributed(const scanlab::distributed::comm
   return dist::sort_keys(comm, d_b, d_b, n, stream);
 }
 
+// The streaming (out-of-core) forms over host arrays: their kernels (carry, gather, the
+// merge's splitter search) and the in-memory algorithms they call.
+inline cudaError_t streaming(float* h_x, std::uint32_t* h_k, std::int64_t n) {
+  namespace ss = scanlab::streaming;
+  ss::workspace ws(std::size_t{1} << 20);
+  first_error keep;
+  float total = 0;
+  double squares = 0;
+  std::int64_t kept = 0;
+  keep(ss::reduce_sum(ws, h_x, n, total));
+  keep(ss::reduce_max(ws, h_x, n, total));
+  keep(ss::sum_squares(ws, h_x, n, squares));
+  keep(ss::inclusive_sum(ws, h_x, h_x, n));
+  keep(ss::exclusive_scan(ws, h_x, h_x, n, 0.0f, scanlab::maximum{}));
+  keep(ss::select_if(ws, h_k, h_k, n, kept, odd_int{}));
+  keep(ss::sort_keys(ws, h_k, h_k, n));
+  keep(ss::sort_pairs(ws, h_k, h_k, h_k, h_k, n));
+  return keep.status;
+}
+
 }  // namespace arches
 
 // Referenced from a function with external linkage so that nothing is dropped before
 // code generation.
 cudaError_t scanlab_compile_arches_all(void* d_temp, std::size_t& bytes, std::int64_t n, cudaStream_t stream) {
-  cudaError_t s = cudaSuccess;
-  auto keep = [&s](cudaError_t e) {
-    if (s == cudaSuccess) s = e;
-  };
+  arches::first_error keep;
   keep(arches::device_wide<std::int32_t>(d_temp, bytes, nullptr, nullptr, nullptr, nullptr, n, stream));
   keep(arches::device_wide<float>(d_temp, bytes, nullptr, nullptr, nullptr, nullptr, n, stream));
   keep(arches::floating<float>(d_temp, bytes, nullptr, nullptr, nullptr, n, stream));
@@ -261,5 +284,6 @@ cudaError_t scanlab_compile_arches_all(void* d_temp, std::size_t& bytes, std::in
   keep(scanlab::check_device_code(0, report));
   const scanlab::distributed::communicator comm;
   keep(arches::distributed(comm, nullptr, nullptr, n, stream).cuda);
-  return s;
+  keep(arches::streaming(nullptr, nullptr, n));
+  return keep.status;
 }
