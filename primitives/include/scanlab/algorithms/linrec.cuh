@@ -133,7 +133,10 @@
 //    (cudaErrorInvalidValue before anything is enqueued).
 //  - Launches: one cooperative kernel for one sequence and for row-major batches (a regular
 //    launch after a memset where cooperative launch is unavailable or refused), with 128 KB
-//    of dynamic shared memory per block (set once per device on first use); offsets add one
+//    of dynamic shared memory per block (set once per device on first use). Short rows
+//    (the tile, 8192 floats on Hopper, a multiple of the length, or everything in one tile):
+//    one regular launch of the rows kernel instead, each tile whole sequences, no look-back
+//    and no tile states (temp storage: 256 bytes), the same bits; offsets add one
 //    small kernel before it (and one for the final states of empty sequences). Interleaved
 //    and channels-last batches:
 //    one kernel when there are at least 2^17 sequences; otherwise three (segment maps,

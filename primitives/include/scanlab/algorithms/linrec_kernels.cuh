@@ -1686,6 +1686,53 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
   device::single_pass<agent_t>(agent, params.schedule, storage.engine).run();
 }
 
+// ---- short rows: tiles of whole sequences, no look-back ----
+//
+// A row-major batch whose sequences tile the tiles exactly (tile_items a multiple of the
+// length: every tile starts with a sequence start and ends with a sequence end), or that
+// fits one tile, needs no state from one tile to the next: each tile's first element
+// (reverse and the backward pass: its last) is a reset, so its entering state is never
+// read. linrec_rows_kernel runs the SAME agent (its copies, scan, finish, sequence starts,
+// x0s, final states and gradients, every element type and source) without the engine:
+// no tile states, no look-back, no grid barrier, no temp storage, and each tile finished in
+// the step that scanned it (no parking: the tile's results leave one step earlier). A
+// block walks tiles b, b + G, ... of a regular resident grid of G blocks, all B buffers
+// staging the next B - 1 tiles while one is scanned and finished (the look-back kernel
+// keeps one buffer for the parked tile). One block barrier per tile (the block scan's);
+// the buffers are per-warp as in the engine (each warp copies in, finishes and stores only
+// its part), so a buffer is restaged after its warp's finish without a block barrier.
+// Results: the bits of the look-back kernel (its prefix of a tile that begins with a reset
+// is a constant map that the reset discards; the same groupings inside a tile).
+template <class Tuning, class Source, class T>
+__global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
+                                  arch::active_policy<Tuning>::min_blocks_per_sm)
+    linrec_rows_kernel(const __grid_constant__ linrec_params<Source, T> params) {
+  using Policy = arch::active_policy<Tuning>;
+  using agent_t = linrec_agent<Policy, Source, T>;
+  constexpr int B = Policy::buffers;
+  extern __shared__ uint4 linrec_shared[];
+  auto& storage = *reinterpret_cast<typename agent_t::temp_storage*>(linrec_shared);
+  agent_t agent(params, storage);
+  const std::int64_t num_tiles = params.schedule.num_tiles;
+  const std::int64_t stride = gridDim.x;
+  std::int64_t tile = blockIdx.x;
+  if (tile >= num_tiles) return;
+  agent.begin(tile, stride);  // steps 0 .. B - 2 into buffers 0 .. B - 2, L2 asked beyond
+  for (int step = 0; tile < num_tiles; ++step, tile += stride) {
+    // Buffer (step - 1) % B was finished by its warps in the step before: it takes the tile
+    // B - 1 steps ahead (a copy group is committed either way).
+    agent.stage(tile + (B - 1) * stride, (step + B - 1) % B);
+    if constexpr (Policy::l2_ahead > 0) agent.prefetch_l2(tile + (B - 1 + Policy::l2_ahead) * stride);
+    agent.template take<B - 1>(tile, step % B);  // the B - 1 later groups may still be in flight
+    agent.scan_tile(step % B, tile, step & 1);
+    device::retiring<affine_map<linrec_state_t<T>>, 1> r{};
+    r.tile = tile;
+    r.step = step;
+    r.has_prefix = false;  // entering state 0: the tile's first scanned element is a reset
+    agent.retire_started(r);
+  }
+}
+
 // Final states of empty sequences: the initial states.
 template <class T>
 __global__ void linrec_initial_states_kernel(T* final_x, const T* x0s, T x0, std::int64_t batch) {
@@ -1699,13 +1746,29 @@ __global__ void linrec_initial_states_kernel(T* final_x, const T* x0s, T x0, std
   return batch >= 0 && length >= 0 && (length == 0 || batch <= INT64_MAX / length);
 }
 
+// The dispatch rule of row-major batches (and one sequence): linrec_rows_kernel, without
+// look-back, where no tile needs the state of the one before: the whole input fits one
+// tile, or tile_items is a multiple of the length (whole sequences per tile: every power of
+// two up to the tile, 8192 floats on Hopper); the single-pass kernel otherwise, and whenever
+// a launch mode is forced (tests and benchmarks of the engine). Measured on the H100 in
+// primitives/docs/linrec.md ("Short rows").
+template <class Policy>
+constexpr bool whole_rows_per_tile(std::int64_t batch, std::int64_t length, linrec_mode mode) {
+  if (mode != linrec_mode::automatic || length <= 0) return false;
+  return batch * length <= Policy::tile_items || (length <= Policy::tile_items && Policy::tile_items % length == 0);
+}
+
 // Temp storage of the single-pass kernel: [alignment slack][tile states], for every
-// architecture's tiles (no need to ask the device).
+// architecture's tiles (no need to ask the device); the slack alone (never empty: a
+// nonzero size keeps CUB's two-phase protocol unambiguous) where every architecture's
+// tile takes the rows kernel.
 template <class Tuning, class T>
-constexpr std::size_t rows_temp_bytes(std::int64_t n) {
-  return arch::max_over_policies<Tuning>([&](auto policy) {
+constexpr std::size_t rows_temp_bytes(std::int64_t batch, std::int64_t length, linrec_mode mode) {
+  return arch::max_over_policies<Tuning>([&](auto policy) -> std::size_t {
+    using Policy = typename decltype(policy)::type;
+    if (whole_rows_per_tile<Policy>(batch, length, mode)) return 256;
     return 256 + device::tile_state<affine_map<linrec_state_t<T>>>::storage_bytes(
-                     detail::ceil_div<std::int64_t>(n, decltype(policy)::type::tile_items));
+                     detail::ceil_div<std::int64_t>(batch * length, Policy::tile_items));
   });
 }
 
@@ -1748,7 +1811,7 @@ template <class Tuning, class Source, class T>
                 "a linear recurrence tuning entry does not fit its architecture (limits: scanlab/arch.cuh)");
   if (!multiply_fits(batch, length)) return cudaErrorInvalidValue;
   const std::int64_t n = batch * length;
-  const std::size_t required = rows_temp_bytes<Tuning, T>(n);
+  const std::size_t required = rows_temp_bytes<Tuning, T>(batch, length, options.mode);
   if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
   if (n == 0) {
     if constexpr (Source::gradient) {
@@ -1769,11 +1832,23 @@ template <class Tuning, class Source, class T>
     using Policy = typename decltype(policy)::type;
     const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
     auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
+    constexpr std::size_t smem = linrec_agent<Policy, Source, T>::smem_bytes;
+    if (whole_rows_per_tile<Policy>(batch, length, options.mode)) {
+      // No tile states: the rows kernel never reads them.
+      const auto params = tile_params(src, d_x, d_final, batch, length, d_x0s, x0, nullptr, num_tiles);
+      constexpr auto rows_kernel = linrec_rows_kernel<Tuning, Source, T>;
+      int capacity = 0;
+      bool cooperative = false;
+      SCANLAB_TRY(detail::resident_grid<rows_kernel>(Policy::block_threads, INT_MAX, capacity, cooperative, smem));
+      if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
+      const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
+      return detail::launch(rows_kernel, static_cast<unsigned>(grid), Policy::block_threads, smem, stream, params);
+    }
     const auto params = tile_params(src, d_x, d_final, batch, length, d_x0s, x0, base, num_tiles);
     // The agent's temp storage is dynamic shared memory: the parked and the staged tiles
     // do not fit in the 48 KB of static shared memory.
-    return device::launch_single_pass<kernel>(params, Policy::block_threads, linrec_agent<Policy, Source, T>::smem_bytes,
-                                              options.mode, options.max_blocks, stream);
+    return device::launch_single_pass<kernel>(params, Policy::block_threads, smem, options.mode, options.max_blocks,
+                                              stream);
   });
 }
 
