@@ -34,6 +34,13 @@ std::int64_t gradient_tile_of() {
   SCANLAB_CHECK(scanlab::detail::device_tile_items<ld::default_linrec_gradient_policy<T>>(items));
   return items;
 }
+// The same for the rows kernel's backward shape.
+template <class T>
+std::int64_t gradient_rows_tile_of() {
+  std::int64_t items = 0;
+  SCANLAB_CHECK(scanlab::detail::device_tile_items<ld::default_linrec_rows_gradient_policy<T>>(items));
+  return items;
+}
 
 // ---- reverse ----
 
@@ -639,7 +646,7 @@ void short_rows_reverse_backward_test() {
   SCOPED_TRACE(seed_trace(seed));
   const single_pass_options two_blocks{launch_mode::automatic, 2};
   const single_pass_options look_back{launch_mode::tickets, 0};
-  for (const auto& [batch, length] : short_row_shapes(tile_of<T>(), std::int64_t{1} << 18)) {
+  for (const auto& [batch, length] : short_row_shapes(rows_tile_of<T>(), tile_of<T>(), std::int64_t{1} << 18)) {
     for (bool per_sequence : {false, true}) {
       SCOPED_TRACE("short rows reverse: batch " + std::to_string(batch) + " x length " + std::to_string(length) +
                    (per_sequence ? ", x0s" : ", x0"));
@@ -656,7 +663,8 @@ void short_rows_reverse_backward_test() {
       EXPECT_TRUE(r.pass()) << "final states: " << describe(r);
     }
   }
-  for (const auto& [batch, length] : short_row_shapes(gradient_tile_of<T>(), std::int64_t{1} << 18)) {
+  for (const auto& [batch, length] :
+       short_row_shapes(gradient_rows_tile_of<T>(), gradient_tile_of<T>(), std::int64_t{1} << 18)) {
     for (bool per_sequence : {false, true}) {
       const shape s{.batch = batch, .length = length};
       const auto c = make_gradient_case<T>(s, a_kind::mixed, per_sequence,

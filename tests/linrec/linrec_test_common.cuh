@@ -37,6 +37,9 @@ namespace cubx = scanlab::linrec_cub;
 
 template <class T>
 using policy = ld::default_linrec_policy<T>;
+// The rows kernel's own shape (short rows), as the public entry points take it.
+template <class T>
+using rows_policy = ld::default_linrec_rows_policy<T>;
 
 // ---- the element types (float, double, __half, __nv_bfloat16, complex<float>, complex<double>) ----
 // Host data is drawn in double and rounded to T once: the reference then solves the rounded
@@ -109,6 +112,13 @@ template <class T>
 std::int64_t tile_of() {
   std::int64_t items = 0;
   SCANLAB_CHECK(scanlab::detail::device_tile_items<policy<T>>(items));
+  return items;
+}
+// The same for the rows kernel's shape.
+template <class T>
+std::int64_t rows_tile_of() {
+  std::int64_t items = 0;
+  SCANLAB_CHECK(scanlab::detail::device_tile_items<rows_policy<T>>(items));
   return items;
 }
 
@@ -255,7 +265,8 @@ std::vector<T> run_scanlab(const Source& src, const host_problem<T>& h, const sh
     if (s.layout == batch_layout::interleaved) {
       return ld::dispatch_columns<policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr, options);
     }
-    return ld::dispatch_rows<policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr, options);
+    return ld::dispatch_rows<policy<T>, rows_policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr,
+                                                        options);
   };
   SCANLAB_CHECK(call(nullptr));
   device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
@@ -589,17 +600,19 @@ void api_contract_test() {
 // ---- short rows: the rows kernel (whole sequences per tile, no look-back) ----
 
 // Lengths around the rows kernel's rule (tile_items a multiple of the length, or the whole
-// input in one tile: tile - 1, tile, tile + 1, tile / 2) and the usual short ones, each
-// with one row, a few, a partial last tile (5 tiles and a row), and many tiles (a block
-// walks several with a grid cap). At most `budget` elements per case.
-inline std::vector<std::pair<std::int64_t, std::int64_t>> short_row_shapes(std::int64_t tile, std::int64_t budget) {
+// input in one tile: tile - 1, tile, tile + 1, tile / 2 for the rows shape's tile and the
+// look-back shape's, which dispatch_rows tries next) and the usual short ones, each with
+// one row, a few, a partial last tile (5 tiles and a row), and many tiles (a block walks
+// several with a grid cap). At most `budget` elements per case.
+inline std::vector<std::pair<std::int64_t, std::int64_t>> short_row_shapes(std::int64_t rows_tile, std::int64_t tile,
+                                                                           std::int64_t budget) {
   std::vector<std::pair<std::int64_t, std::int64_t>> shapes;
   budget = std::min(budget, max_test_n());
   for (std::int64_t length : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{31}, std::int64_t{32},
                               std::int64_t{33}, std::int64_t{255}, std::int64_t{256}, std::int64_t{257},
-                              std::int64_t{4095}, std::int64_t{4096}, std::int64_t{4097}, tile / 2, tile - 1, tile,
-                              tile + 1}) {
-    const std::int64_t per_tile = std::max<std::int64_t>(1, tile / length);
+                              std::int64_t{4095}, std::int64_t{4096}, std::int64_t{4097}, rows_tile / 2, rows_tile - 1,
+                              rows_tile, rows_tile + 1, tile / 2, tile - 1, tile, tile + 1}) {
+    const std::int64_t per_tile = std::max<std::int64_t>(1, rows_tile / length);
     for (std::int64_t batch : {std::int64_t{1}, std::int64_t{3}, 5 * per_tile + 1,
                                std::min(budget / length, 40 * per_tile + 3)}) {
       if (batch < 1 || batch * length > budget) continue;
@@ -619,7 +632,7 @@ template <class T>
 void short_rows_test() {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
-  for (const auto& [batch, length] : short_row_shapes(tile_of<T>(), std::int64_t{1} << 19)) {
+  for (const auto& [batch, length] : short_row_shapes(rows_tile_of<T>(), tile_of<T>(), std::int64_t{1} << 19)) {
     for (bool per_sequence : {false, true}) {
       auto h = make_problem<T>(batch * length, a_kind::mixed, seed + static_cast<std::uint64_t>(batch * 43 + length));
       if (per_sequence) h.x0s = random_states<T>(batch, seed + 7);

@@ -253,12 +253,15 @@ template <class Policy, class Source, class T>
                                 cudaStream_t stream, const single_pass_options& options, std::int64_t channels = 0) {
   if (!detail::valid_options(options)) return cudaErrorInvalidValue;
   using policy = detail::resolve_policy_t<Policy, default_linrec_policy<T>>;
+  // Short rows (linrec_rows_kernel): their own shape by default; a named policy for both.
+  using rows_policy = detail::resolve_policy_t<Policy, default_linrec_rows_policy<T>>;
   const auto launch = detail::to_dispatch_options<linrec_options>(options);
   if (layout == batch_layout::interleaved) {
     return dispatch_columns<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch,
                                     channels);
   }
-  return dispatch_rows<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch);
+  return dispatch_rows<policy, rows_policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream,
+                                            launch);
 }
 
 // The sequences of a channels-last shape, or -1 (negative sizes, an overflow).
@@ -303,8 +306,9 @@ template <class Policy, class T>
                                                                d_x0s, x0, stream, launch, channels);
   }
   using policy = detail::resolve_policy_t<Policy, default_linrec_gradient_policy<T>>;
-  return dispatch_rows<policy>(d_temp, temp_bytes, src, d_grad_b, static_cast<T*>(nullptr), batch, length, d_x0s, x0,
-                               stream, launch);
+  using rows_policy = detail::resolve_policy_t<Policy, default_linrec_rows_gradient_policy<T>>;
+  return dispatch_rows<policy, rows_policy>(d_temp, temp_bytes, src, d_grad_b, static_cast<T*>(nullptr), batch,
+                                            length, d_x0s, x0, stream, launch);
 }
 
 template <class Policy, class T>
