@@ -106,7 +106,10 @@
 //    NaN and Inf states propagate as in a sequential loop (this needs subnormals: do not
 //    build with flush-to-zero, e.g. --use_fast_math).
 //  - Deterministic: the same input gives the same bits on every run, on any number of SMs
-//    (the canonical look-back of device/tile_state.cuh; no atomics in the arithmetic).
+//    (the canonical look-back of device/tile_state.cuh; no atomics in the arithmetic). The
+//    kernel and tile shape follow from the shape of the input and the device (short rows:
+//    the rows kernel); a forced launch mode (single_pass_options) may change them, and so
+//    the rounding.
 //  - In place: d_x may be d_a or d_b (each tile is read before it is written, by the same
 //    block). Other overlaps are not allowed.
 //  - Alignment: 16-byte aligned arrays (cudaMalloc's) get 16-byte vector loads and stores;

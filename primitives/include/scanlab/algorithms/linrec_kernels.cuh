@@ -1743,8 +1743,10 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
 // keeps one buffer for the parked tile). One block barrier per tile (the block scan's);
 // the buffers are per-warp as in the engine (each warp copies in, finishes and stores only
 // its part), so a buffer is restaged after its warp's finish without a block barrier.
-// Results: the bits of the look-back kernel (its prefix of a tile that begins with a reset
-// is a constant map that the reset discards; the same groupings inside a tile).
+// Results: the bits of the look-back kernel with the same tile shape (its prefix of a tile
+// that begins with a reset is a constant map that the reset discards; the same groupings
+// inside a tile). The default shapes differ (linrec_rows_shape), so a forced launch mode
+// (the look-back kernel, its own shape) may round differently; each is deterministic.
 template <class Tuning, class Source, class T>
 __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
                                   arch::active_policy<Tuning>::min_blocks_per_sm)
