@@ -399,6 +399,14 @@ constexpr int linrec_items(int bytes) {
   const int word = static_cast<int>(16 / sizeof(S));
   return states > word ? states : word;
 }
+// A per-architecture table (scanlab/arch.cuh) of Shape<T, Family>::policy.
+template <template <class, int> class Shape, class T>
+struct linrec_table {
+  template <int Family>
+  struct at {
+    using type = typename Shape<T, Family>::policy;
+  };
+};
 template <class T, int Family>
 struct linrec_shape {
   static constexpr int bytes = Family >= 90 && Family < 120 ? 64 : (Family == 75 ? 16 : 32);
@@ -406,12 +414,7 @@ struct linrec_shape {
   using policy = linrec_policy<512, linrec_items<T>(bytes), 1, prefetch>;
 };
 template <class T>
-struct linrec_tuning {
-  template <int Family>
-  struct at {
-    using type = typename linrec_shape<T, Family>::policy;
-  };
-};
+using linrec_tuning = linrec_table<linrec_shape, T>;
 template <class T>
 using default_linrec_policy = linrec_tuning<T>;
 
@@ -437,12 +440,7 @@ struct linrec_gradient_shape {
                          linrec_policy<small_threads, items(16), 1, false>>>;
 };
 template <class T>
-struct linrec_gradient_tuning {
-  template <int Family>
-  struct at {
-    using type = typename linrec_gradient_shape<T, Family>::policy;
-  };
-};
+using linrec_gradient_tuning = linrec_table<linrec_gradient_shape, T>;
 template <class T>
 using default_linrec_gradient_policy = linrec_gradient_tuning<T>;
 
@@ -463,30 +461,18 @@ using default_linrec_gradient_policy = linrec_gradient_tuning<T>;
 // floats), the look-back shape's larger tile is tried next (dispatch_rows).
 template <class T, int Family>
 struct linrec_rows_shape {
-  static constexpr bool hopper = Family >= 90 && Family < 120;
-  using policy = std::conditional_t<hopper, linrec_policy<256, linrec_items<T>(64), 2, false>,
+  using policy = std::conditional_t<Family >= 90 && Family < 120, linrec_policy<256, linrec_items<T>(64), 2, false>,
                                     typename linrec_shape<T, Family>::policy>;
-  using gradient_policy = std::conditional_t<hopper, linrec_policy<512, linrec_items<T>(32), 1, true>,
-                                             typename linrec_gradient_shape<T, Family>::policy>;
+};
+template <class T, int Family>
+struct linrec_rows_gradient_shape {
+  using policy = std::conditional_t<Family >= 90 && Family < 120, linrec_policy<512, linrec_items<T>(32), 1, true>,
+                                    typename linrec_gradient_shape<T, Family>::policy>;
 };
 template <class T>
-struct linrec_rows_tuning {
-  template <int Family>
-  struct at {
-    using type = typename linrec_rows_shape<T, Family>::policy;
-  };
-};
+using default_linrec_rows_policy = linrec_table<linrec_rows_shape, T>;
 template <class T>
-struct linrec_rows_gradient_tuning {
-  template <int Family>
-  struct at {
-    using type = typename linrec_rows_shape<T, Family>::gradient_policy;
-  };
-};
-template <class T>
-using default_linrec_rows_policy = linrec_rows_tuning<T>;
-template <class T>
-using default_linrec_rows_gradient_policy = linrec_rows_gradient_tuning<T>;
+using default_linrec_rows_gradient_policy = linrec_table<linrec_rows_gradient_shape, T>;
 
 // ---- launch modes: the single-pass engine's (device/single_pass.cuh) ----
 
