@@ -26,6 +26,10 @@ using variant_256x16_2p = hopper_variant<linrec_policy<256, 16, 2, true>>;
 using variant_512x8_2p = hopper_variant<linrec_policy<512, 8, 2, true>>;
 using variant_256x8_4p = hopper_variant<linrec_policy<256, 8, 4, true>>;
 using variant_256x16_2 = hopper_variant<linrec_policy<256, 16, 2, false>>;
+// Shapes for the rows kernel of short rows (no look-back: more resident blocks or warps
+// per SM overlap the per-tile chains): 256 x 16 in two buffers, 3/SM; 1024 x 8, 1/SM.
+using variant_256x16_3b2 = hopper_variant<linrec_detail::linrec_buffers_policy<256, 16, 3, 2, 1>>;
+using variant_1024x8_1p = hopper_variant<linrec_detail::linrec_buffers_policy<1024, 8, 1, 3, 1>>;
 // The backward pass (three arrays staged per tile; the default is 512 x 16, 1/SM, two
 // buffers, L2 one tile beyond the one copied in: 192 KB of tiles): the shapes measured
 // against it (primitives/docs/linrec.md).
@@ -35,12 +39,13 @@ using gradient_variants =
     std::tuple<gradient_variant<linrec_detail::linrec_buffers_policy<512, 16, 1, 2, 2>>,
                gradient_variant<linrec_policy<512, 8, 1, true>>,
                gradient_variant<linrec_policy<512, 8, 1, false>>,
-               gradient_variant<linrec_policy<256, 16, 1, true>>>;
+               gradient_variant<linrec_policy<256, 16, 1, true>>,
+               gradient_variant<linrec_detail::linrec_buffers_policy<256, 16, 2, 2, 1>>>;
 }  // namespace
 
 gpu_report run_gpu_f32(const gpu_request& request) {
-  return run_typed<float, gradient_variants, variant_256x16_2p, variant_512x8_2p, variant_256x8_4p, variant_256x16_2>(
-      request);
+  return run_typed<float, gradient_variants, variant_256x16_2p, variant_512x8_2p, variant_256x8_4p, variant_256x16_2,
+                   variant_256x16_3b2, variant_1024x8_1p>(request);
 }
 
 }  // namespace scanlab::linrec_app

@@ -58,6 +58,10 @@ inline bool cub_applies(const gpu_request& r) { return r.channels == 0 && r.offs
 template <class T>
 class runner {
  public:
+  // Launch options of the one-sequence and [batch, length] calls (--tune: the look-back
+  // kernel forced by a launch mode, timed beside the automatic choice).
+  single_pass_options options{};
+
   explicit runner(const gpu_request& r)
       : r_(r),
         n_(r.p->size()),
@@ -101,7 +105,7 @@ class runner {
     const batch_layout layout = r_.interleaved ? batch_layout::interleaved : batch_layout::row_major;
     return linear_recurrence_backward_batched<T, Policy>(temp, bytes, d_p_.data(), d_x_.data(), d_gx_.data(),
                                                          d_ga_.data(), d_gb_.data(), d_gx0_.data(), r_.batch,
-                                                         r_.length, layout, d_x0s_.data(), s);
+                                                         r_.length, layout, d_x0s_.data(), s, options);
   }
 
   cudaError_t cub_call(void* temp, std::size_t& bytes, T* out, cudaStream_t s) const {
@@ -270,7 +274,7 @@ class runner {
     }
     const batch_layout layout = r_.interleaved ? batch_layout::interleaved : batch_layout::row_major;
     return solve_linear_recurrence<Policy>(temp, bytes, src, x, fin, r_.batch, r_.length, layout, d_x0s_.data(),
-                                           from_double<T>(0), s);
+                                           from_double<T>(0), s, options);
   }
 
   const gpu_request& r_;
@@ -384,6 +388,27 @@ gpu_report run_typed(const gpu_request& request) {
   report.rows.push_back(std::move(ours_row));
   if (!cub_time) return report;
   report.rows.push_back(row(cub_name, *cub_time));
+  if (request.variants && !request.interleaved && detail_gpu::cub_applies(request)) {
+    // The single-pass look-back kernel forced (a launch mode), for the shapes whose automatic
+    // choice is the rows kernel (short rows: primitives/docs/linrec.md); the same otherwise.
+    r.options = single_pass_options{launch_mode::cooperative, 0};
+    if (backward) {
+      r.template reserve_backward<default_policy>();
+    } else {
+      r.template reserve_scanlab<default_policy>();
+    }
+    const bench::timing t = harness.time([&](cudaStream_t s) {
+      if (backward) {
+        r.template enqueue_backward<default_policy>(s);
+      } else {
+        r.template enqueue_scanlab<default_policy>(s);
+      }
+    });
+    r.options = single_pass_options{};
+    bench::result res = row("scanlab look-back kernel (cooperative)", t);
+    res.baseline_ms = cub_time->median_ms;
+    report.rows.push_back(std::move(res));
+  }
   if (request.variants && request.kind == form::ab && !request.interleaved && detail_gpu::cub_applies(request)) {
     if (backward) {
       const auto time_variant = [&]<class Policy>() {

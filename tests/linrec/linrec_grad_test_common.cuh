@@ -34,6 +34,13 @@ std::int64_t gradient_tile_of() {
   SCANLAB_CHECK(scanlab::detail::device_tile_items<ld::default_linrec_gradient_policy<T>>(items));
   return items;
 }
+// The same for the rows kernel's backward shape.
+template <class T>
+std::int64_t gradient_rows_tile_of() {
+  std::int64_t items = 0;
+  SCANLAB_CHECK(scanlab::detail::device_tile_items<ld::default_linrec_rows_gradient_policy<T>>(items));
+  return items;
+}
 
 // ---- reverse ----
 
@@ -628,6 +635,60 @@ bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
 }
 
+// ---- short rows: the rows kernel, reverse and backward ----
+
+// Reverse solves (x and final states) and the backward pass of short rows (short_row_shapes:
+// around the rows rule of each pass's tile), with and without per-sequence states, against
+// the references and CUB; the same bits with two blocks, and from the look-back kernel run
+// with the same tile shape (the backward pass's default shapes differ: 8 items per thread
+// in the rows kernel, 16 in the look-back kernel, so the default bits differ between them).
+template <class T>
+void short_rows_reverse_backward_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const single_pass_options two_blocks{launch_mode::automatic, 2};
+  const single_pass_options look_back{launch_mode::tickets, 0};
+  for (const auto& [batch, length] : short_row_shapes(rows_tile_of<T>(), tile_of<T>(), std::int64_t{1} << 18)) {
+    for (bool per_sequence : {false, true}) {
+      SCOPED_TRACE("short rows reverse: batch " + std::to_string(batch) + " x length " + std::to_string(length) +
+                   (per_sequence ? ", x0s" : ", x0"));
+      auto h = make_problem<T>(batch * length, a_kind::mixed, seed + static_cast<std::uint64_t>(batch * 47 + length));
+      if (per_sequence) h.x0s = random_states<T>(batch, seed + 9);
+      const shape s{.batch = batch, .length = length, .per_sequence_x0 = per_sequence};
+      check_reverse_ab(h, s);
+      const std::vector<T> x = run_reverse(h, s, false);
+      EXPECT_TRUE(same_bits(x, run_reverse(h, s, false, two_blocks))) << "two blocks";
+      EXPECT_TRUE(same_bits(x, run_reverse(h, s, false, look_back))) << "the look-back kernel";
+      const std::vector<T> fin = run_reverse(h, s, true);
+      const auto r = check_reverse(h, s, view(fin), true);
+      note_errors<T>(r);
+      EXPECT_TRUE(r.pass()) << "final states: " << describe(r);
+    }
+  }
+  for (const auto& [batch, length] :
+       short_row_shapes(gradient_rows_tile_of<T>(), gradient_tile_of<T>(), std::int64_t{1} << 18)) {
+    for (bool per_sequence : {false, true}) {
+      const shape s{.batch = batch, .length = length};
+      const auto c = make_gradient_case<T>(s, a_kind::mixed, per_sequence,
+                                           seed + static_cast<std::uint64_t>(batch * 53 + length));
+      check_backward(c);
+      SCOPED_TRACE("short rows backward: batch " + std::to_string(batch) + " x length " + std::to_string(length));
+      const gradients<T> g = run_backward(c);
+      const gradients<T> two = run_backward(c, true, true, true, two_blocks);
+      EXPECT_TRUE(same_bits(g.a, two.a) && same_bits(g.b, two.b) && same_bits(g.x0, two.x0)) << "two blocks";
+      using shape_t = ld::default_linrec_rows_gradient_policy<T>;  // named: both kernels take it
+      const gradients<T> rows_named = run_backward<T, shape_t>(c);
+      const gradients<T> look_back_named = run_backward<T, shape_t>(c, true, true, true, look_back);
+      EXPECT_TRUE(same_bits(rows_named.a, look_back_named.a) && same_bits(rows_named.b, look_back_named.b) &&
+                  same_bits(rows_named.x0, look_back_named.x0))
+          << "the look-back kernel with the rows shape";
+      // Outputs left out (x not read without dL/da).
+      const gradients<T> b_only = run_backward(c, false, true, false);
+      EXPECT_TRUE(same_bits(g.b, b_only.b)) << "dL/db alone";
+    }
+  }
+}
+
 // The same bits: twice, in every launch mode, with outputs left out, in place, misaligned.
 template <class T>
 void backward_determinism_and_memory_test() {
@@ -785,4 +846,5 @@ void gradient_large_test() {
   TEST_F(suite, BackwardNanAndInf) { scanlab::test::linrec::backward_special_values_test<T>(); }               \
   TEST_F(suite, BackwardDeterministicInPlaceMisaligned) { scanlab::test::linrec::backward_determinism_and_memory_test<T>(); } \
   TEST_F(suite, BackwardApiContract) { scanlab::test::linrec::backward_api_contract_test<T>(); }           \
+  TEST_F(suite, ShortRowsReverseAndBackward) { scanlab::test::linrec::short_rows_reverse_backward_test<T>(); } \
   TEST_F(suite, ErrorSummary) { scanlab::test::linrec::print_error_summary<T>(#suite); }

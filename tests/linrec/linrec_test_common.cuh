@@ -37,6 +37,9 @@ namespace cubx = scanlab::linrec_cub;
 
 template <class T>
 using policy = ld::default_linrec_policy<T>;
+// The rows kernel's own shape (short rows), as the public entry points take it.
+template <class T>
+using rows_policy = ld::default_linrec_rows_policy<T>;
 
 // ---- the element types (float, double, __half, __nv_bfloat16, complex<float>, complex<double>) ----
 // Host data is drawn in double and rounded to T once: the reference then solves the rounded
@@ -109,6 +112,13 @@ template <class T>
 std::int64_t tile_of() {
   std::int64_t items = 0;
   SCANLAB_CHECK(scanlab::detail::device_tile_items<policy<T>>(items));
+  return items;
+}
+// The same for the rows kernel's shape.
+template <class T>
+std::int64_t rows_tile_of() {
+  std::int64_t items = 0;
+  SCANLAB_CHECK(scanlab::detail::device_tile_items<rows_policy<T>>(items));
   return items;
 }
 
@@ -255,7 +265,8 @@ std::vector<T> run_scanlab(const Source& src, const host_problem<T>& h, const sh
     if (s.layout == batch_layout::interleaved) {
       return ld::dispatch_columns<policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr, options);
     }
-    return ld::dispatch_rows<policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr, options);
+    return ld::dispatch_rows<policy<T>, rows_policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr,
+                                                        options);
   };
   SCANLAB_CHECK(call(nullptr));
   device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
@@ -586,6 +597,129 @@ void api_contract_test() {
   EXPECT_EQ(to_double(d_final.to_host()[0]), 2.5);
 }
 
+// ---- short rows: the rows kernel (whole sequences per tile, no look-back) ----
+
+// Lengths around the rows kernel's rule (tile_items a multiple of the length, or the whole
+// input in one tile: tile - 1, tile, tile + 1, tile / 2 for the rows shape's tile and the
+// look-back shape's, which dispatch_rows tries next) and the usual short ones, each with
+// one row, a few, a partial last tile (5 tiles and a row), and many tiles (a block walks
+// several with a grid cap). At most `budget` elements per case.
+inline std::vector<std::pair<std::int64_t, std::int64_t>> short_row_shapes(std::int64_t rows_tile, std::int64_t tile,
+                                                                           std::int64_t budget) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> shapes;
+  budget = std::min(budget, max_test_n());
+  for (std::int64_t length : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{31}, std::int64_t{32},
+                              std::int64_t{33}, std::int64_t{255}, std::int64_t{256}, std::int64_t{257},
+                              std::int64_t{4095}, std::int64_t{4096}, std::int64_t{4097}, rows_tile / 2, rows_tile - 1,
+                              rows_tile, rows_tile + 1, tile / 2, tile - 1, tile, tile + 1}) {
+    const std::int64_t per_tile = std::max<std::int64_t>(1, rows_tile / length);
+    for (std::int64_t batch : {std::int64_t{1}, std::int64_t{3}, 5 * per_tile + 1,
+                               std::min(budget / length, 40 * per_tile + 3)}) {
+      if (batch < 1 || batch * length > budget) continue;
+      if (std::find(shapes.begin(), shapes.end(), std::make_pair(batch, length)) == shapes.end()) {
+        shapes.emplace_back(batch, length);
+      }
+    }
+  }
+  return shapes;
+}
+
+// Forward solves and final states of short rows, with and without per-sequence initial
+// states, against the reference and CUB; the same bits with a grid of two blocks (many
+// tiles per block through the rows kernel's pipeline) and from the look-back kernel (a
+// forced launch mode).
+template <class T>
+void short_rows_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  for (const auto& [batch, length] : short_row_shapes(rows_tile_of<T>(), tile_of<T>(), std::int64_t{1} << 19)) {
+    for (bool per_sequence : {false, true}) {
+      auto h = make_problem<T>(batch * length, a_kind::mixed, seed + static_cast<std::uint64_t>(batch * 43 + length));
+      if (per_sequence) h.x0s = random_states<T>(batch, seed + 7);
+      const shape s{.batch = batch, .length = length, .per_sequence_x0 = per_sequence};
+      SCOPED_TRACE("short rows: batch " + std::to_string(batch) + " x length " + std::to_string(length) +
+                   (per_sequence ? ", x0s" : ", x0"));
+      check_ab(h, s);
+      device_buffer<T> d_p(view(h.p));
+      device_buffer<T> d_q(view(h.q));
+      const ld::ab_source<T> src{d_p.data(), d_q.data()};
+      const std::vector<T> x = run_scanlab(src, h, s, false);
+      const std::vector<T> two_blocks = run_scanlab(src, h, s, false, ld::linrec_options{.max_blocks = 2});
+      const std::vector<T> look_back = run_scanlab(src, h, s, false, ld::linrec_options{.mode = ld::linrec_mode::tickets});
+      EXPECT_EQ(0, std::memcmp(x.data(), two_blocks.data(), x.size() * sizeof(T))) << "two blocks";
+      EXPECT_EQ(0, std::memcmp(x.data(), look_back.data(), x.size() * sizeof(T))) << "the look-back kernel";
+      const std::vector<T> fin = run_scanlab(src, h, s, true);
+      const auto r = reference_check(reference_operands(h), batch, length, false, view(h.x0s), h.x0, view(fin), true);
+      note_errors<T>(r);
+      EXPECT_TRUE(r.pass()) << "final states: " << describe(r);
+    }
+  }
+}
+
+// NaN and Inf in short rows stay in their row (until a reset), NaN initial states included;
+// rows of resets only; one-element rows.
+template <class T>
+void short_rows_special_values_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const T nan = nan_value<T>();
+  const T inf = inf_value<T>();
+  {
+    const std::int64_t batch = 64, length = 256;
+    auto h = make_problem<T>(batch * length, a_kind::contracting, seed + 53);
+    h.x0s = random_states<T>(batch, seed + 59);
+    const auto at = [&](std::int64_t k, std::int64_t t) { return static_cast<std::size_t>(k * length + t); };
+    h.q[at(5, 10)] = nan;
+    h.p[at(9, 20)] = nan;
+    h.p[at(9, 200)] = T{};  // a reset ends the NaN of row 9
+    for (std::int64_t t = 0; t < length; ++t) h.p[at(12, t)] = make_value<T>(0.999);
+    h.x0s[12] = nan;  // row 12: NaN from its initial state on
+    h.q[at(20, length - 1)] = inf;
+    for (std::int64_t t = 0; t < length; ++t) h.p[at(30, t)] = T{};  // row 30: x = b
+    const shape s{.batch = batch, .length = length, .per_sequence_x0 = true};
+    check_ab(h, s);
+    device_buffer<T> d_p(view(h.p));
+    device_buffer<T> d_q(view(h.q));
+    const auto x = run_scanlab(ld::ab_source<T>{d_p.data(), d_q.data()}, h, s, false);
+    EXPECT_FALSE(is_nan(x[at(5, 9)]));
+    EXPECT_TRUE(is_nan(x[at(5, 10)]));
+    EXPECT_TRUE(is_nan(x[at(5, length - 1)]));
+    EXPECT_FALSE(is_nan(x[at(4, length - 1)]));
+    EXPECT_FALSE(is_nan(x[at(6, 0)]));
+    EXPECT_FALSE(is_nan(x[at(9, 19)]));
+    EXPECT_TRUE(is_nan(x[at(9, 20)]));
+    EXPECT_TRUE(is_nan(x[at(9, 199)]));
+    EXPECT_FALSE(is_nan(x[at(9, 200)]));
+    EXPECT_FALSE(is_nan(x[at(9, length - 1)]));
+    EXPECT_TRUE(is_nan(x[at(12, 0)]));
+    EXPECT_TRUE(is_nan(x[at(12, length - 1)]));
+    EXPECT_FALSE(is_nan(x[at(11, length - 1)]));
+    EXPECT_FALSE(is_nan(x[at(13, 0)]));
+    EXPECT_TRUE(is_inf(x[at(20, length - 1)]));
+    EXPECT_FALSE(is_nan(x[at(21, 0)]));
+    for (std::int64_t t = 0; t < length; ++t) EXPECT_EQ(0, std::memcmp(&x[at(30, t)], &h.q[at(30, t)], sizeof(T)));
+  }
+  {
+    // One-element rows: x = a x0 + b, or b where a == 0 (also for a NaN x0).
+    const std::int64_t batch = 1000;
+    auto h = make_problem<T>(batch, a_kind::contracting, seed + 61);
+    h.x0s = random_states<T>(batch, seed + 67);
+    h.x0s[3] = nan;
+    h.p[3] = make_value<T>(0.5);
+    h.x0s[4] = nan;
+    h.p[4] = T{};
+    const shape s{.batch = batch, .length = 1, .per_sequence_x0 = true};
+    check_ab(h, s);
+    device_buffer<T> d_p(view(h.p));
+    device_buffer<T> d_q(view(h.q));
+    const auto x = run_scanlab(ld::ab_source<T>{d_p.data(), d_q.data()}, h, s, false);
+    EXPECT_TRUE(is_nan(x[3]));
+    EXPECT_EQ(0, std::memcmp(&x[4], &h.q[4], sizeof(T)));
+    EXPECT_FALSE(is_nan(x[2]));
+    EXPECT_FALSE(is_nan(x[5]));
+  }
+}
+
 // *Large*: 2^28 elements as one sequence, 2^16 sequences of 2^12, 16 of 2^24 (both layouts).
 template <class T>
 void large_test() {
@@ -626,4 +760,6 @@ void large_test() {
   TEST_F(suite, NanAndInfPropagation) { scanlab::test::linrec::special_values_test<T>(); }                \
   TEST_F(suite, InPlaceAndMisaligned) { scanlab::test::linrec::in_place_and_alignment_test<T>(); }        \
   TEST_F(suite, ApiContract) { scanlab::test::linrec::api_contract_test<T>(); }                         \
+  TEST_F(suite, ShortRows) { scanlab::test::linrec::short_rows_test<T>(); }                               \
+  TEST_F(suite, ShortRowsNanAndInf) { scanlab::test::linrec::short_rows_special_values_test<T>(); }       \
   TEST_F(suite, ErrorSummary) { scanlab::test::linrec::print_error_summary<T>(#suite); }

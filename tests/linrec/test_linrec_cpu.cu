@@ -387,10 +387,10 @@ TEST(linrec_public_api, PolicySizesAndInvalidOptions) {
   ASSERT_EQ(scanlab::linear_recurrence<float>(nullptr, named, none, none, out, n, 0.0f), cudaSuccess);
   ASSERT_EQ((scanlab::linear_recurrence<float, small_policy>(nullptr, named_small, none, none, out, n, 0.0f)),
             cudaSuccess);
-  EXPECT_EQ(tuned, (ld::rows_temp_bytes<tuned_policy, float>(n)));
+  EXPECT_EQ(tuned, (ld::rows_temp_bytes<tuned_policy, float>(1, n, ld::linrec_mode::automatic)));
   EXPECT_GE(tuned, large);
-  EXPECT_EQ(large, (ld::rows_temp_bytes<large_policy, float>(n)));
-  EXPECT_EQ(small, (ld::rows_temp_bytes<small_policy, float>(n)));
+  EXPECT_EQ(large, (ld::rows_temp_bytes<large_policy, float>(1, n, ld::linrec_mode::automatic)));
+  EXPECT_EQ(small, (ld::rows_temp_bytes<small_policy, float>(1, n, ld::linrec_mode::automatic)));
   EXPECT_GT(small, large);  // four times the tiles
   EXPECT_EQ(small_tickets, small);
   EXPECT_EQ(named, tuned);
@@ -402,8 +402,40 @@ TEST(linrec_public_api, PolicySizesAndInvalidOptions) {
   EXPECT_EQ(reverse, tuned);
   ASSERT_EQ(scanlab::linear_recurrence_backward<float>(nullptr, backward, none, none, none, out, out, out, n, 0.0f),
             cudaSuccess);
-  EXPECT_EQ(backward, (ld::rows_temp_bytes<scanlab::default_linrec_gradient_policy<float>, float>(n)));
+  EXPECT_EQ(backward, (ld::rows_temp_bytes<scanlab::default_linrec_gradient_policy<float>, float>(1, n, ld::linrec_mode::automatic)));
   EXPECT_GE(backward, tuned);  // sized for every family: the smallest tiles (Turing's) are the same
+
+  // Short rows (a multiple of the length per tile on every architecture: 2048 floats on
+  // Turing, 8192 on Hopper) take the rows kernel: no tile states, the alignment slack only;
+  // a forced launch mode takes the look-back kernel and its tile states.
+  std::size_t rows = 0, rows_forced = 0, rows_backward = 0;
+  ASSERT_EQ(scanlab::solve_linear_recurrence(nullptr, rows, src, out, nullptr, n / 1024, 1024, batch_layout::row_major),
+            cudaSuccess);
+  EXPECT_EQ(rows, 256u);
+  ASSERT_EQ(scanlab::solve_linear_recurrence(nullptr, rows_forced, src, out, nullptr, n / 1024, 1024,
+                                             batch_layout::row_major, nullptr, 0.0f, nullptr,
+                                             {launch_mode::tickets, 0}),
+            cudaSuccess);
+  EXPECT_EQ(rows_forced, tuned);
+  ASSERT_EQ(scanlab::linear_recurrence_backward_batched<float>(nullptr, rows_backward, none, none, none, out, out, out,
+                                                               n / 1024, 1024, batch_layout::row_major),
+            cudaSuccess);
+  EXPECT_EQ(rows_backward, 256u);
+  EXPECT_TRUE((ld::whole_rows_per_tile<ld::linrec_policy<512, 16, 1, true>>(3, 1000, ld::linrec_mode::automatic)));
+  EXPECT_TRUE((ld::whole_rows_per_tile<ld::linrec_policy<512, 16, 1, true>>(12288, 4096, ld::linrec_mode::automatic)));
+  EXPECT_TRUE((ld::whole_rows_per_tile<ld::linrec_policy<512, 16, 1, true>>(5, 1, ld::linrec_mode::automatic)));
+  EXPECT_FALSE((ld::whole_rows_per_tile<ld::linrec_policy<512, 16, 1, true>>(12288, 4095, ld::linrec_mode::automatic)));
+  EXPECT_FALSE((ld::whole_rows_per_tile<ld::linrec_policy<512, 16, 1, true>>(12288, 16384, ld::linrec_mode::automatic)));
+  EXPECT_FALSE((ld::whole_rows_per_tile<ld::linrec_policy<512, 16, 1, true>>(12288, 4096, ld::linrec_mode::tickets)));
+  // Length 8192: not a divisor of Hopper's rows tile (4096 floats), a divisor of the
+  // look-back tile (8192): the rows kernel with that tile, still no tile states (Hopper's
+  // tables; other families' tiles are smaller: the tile states are sized for them).
+  using hopper_rows = ld::linrec_rows_shape<float, 90>::policy;
+  using hopper_tiles = ld::linrec_shape<float, 90>::policy;
+  static_assert(hopper_rows::tile_items == 4096 && hopper_tiles::tile_items == 8192);
+  EXPECT_EQ((ld::rows_temp_bytes<hopper_tiles, float, hopper_rows>(6144, 8192, ld::linrec_mode::automatic)), 256u);
+  EXPECT_EQ((ld::rows_temp_bytes<hopper_tiles, float, hopper_rows>(6144, 4096, ld::linrec_mode::automatic)), 256u);
+  EXPECT_GT((ld::rows_temp_bytes<hopper_tiles, float, hopper_rows>(6144, 16384, ld::linrec_mode::automatic)), 256u);
   ASSERT_EQ(scanlab::linear_recurrence_backward_batched<float>(nullptr, backward_columns, none, none, none, out, out,
                                                                out, 4, n / 4, batch_layout::interleaved),
             cudaSuccess);
@@ -578,8 +610,8 @@ TEST(linrec_layouts, SizeQueriesAndHostChecks) {
   EXPECT_EQ(varlen, (ld::offsets_temp_bytes<tuned, float>(n)));
   EXPECT_EQ(varlen_many, varlen);
   EXPECT_EQ(varlen_final, varlen);
-  EXPECT_GT(varlen, (ld::rows_temp_bytes<tuned, float>(n)));  // the brackets
-  EXPECT_LT(varlen, (ld::rows_temp_bytes<tuned, float>(n)) + 256 + (n / 1024 + 1) * 8);
+  EXPECT_GT(varlen, (ld::rows_temp_bytes<tuned, float>(1, n, ld::linrec_mode::automatic)));  // the brackets
+  EXPECT_LT(varlen, (ld::rows_temp_bytes<tuned, float>(1, n, ld::linrec_mode::automatic)) + 256 + (n / 1024 + 1) * 8);
   EXPECT_EQ(varlen_backward, (ld::offsets_temp_bytes<scanlab::default_linrec_gradient_policy<float>, float>(n)));
   std::size_t bytes = 0;
   EXPECT_EQ(scanlab::linear_recurrence_varlen<float>(nullptr, bytes, none, none, out, out, no_offsets, 2, n),

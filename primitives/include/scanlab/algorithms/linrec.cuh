@@ -106,7 +106,10 @@
 //    NaN and Inf states propagate as in a sequential loop (this needs subnormals: do not
 //    build with flush-to-zero, e.g. --use_fast_math).
 //  - Deterministic: the same input gives the same bits on every run, on any number of SMs
-//    (the canonical look-back of device/tile_state.cuh; no atomics in the arithmetic).
+//    (the canonical look-back of device/tile_state.cuh; no atomics in the arithmetic). The
+//    kernel and tile shape follow from the shape of the input and the device (short rows:
+//    the rows kernel); a forced launch mode (single_pass_options) may change them, and so
+//    the rounding.
 //  - In place: d_x may be d_a or d_b (each tile is read before it is written, by the same
 //    block). Other overlaps are not allowed.
 //  - Alignment: 16-byte aligned arrays (cudaMalloc's) get 16-byte vector loads and stores;
@@ -133,7 +136,10 @@
 //    (cudaErrorInvalidValue before anything is enqueued).
 //  - Launches: one cooperative kernel for one sequence and for row-major batches (a regular
 //    launch after a memset where cooperative launch is unavailable or refused), with 128 KB
-//    of dynamic shared memory per block (set once per device on first use); offsets add one
+//    of dynamic shared memory per block (set once per device on first use). Short rows
+//    (the tile, 8192 floats on Hopper, a multiple of the length, or everything in one tile):
+//    one regular launch of the rows kernel instead, each tile whole sequences, no look-back
+//    and no tile states (temp storage: 256 bytes), the same bits; offsets add one
 //    small kernel before it (and one for the final states of empty sequences). Interleaved
 //    and channels-last batches:
 //    one kernel when there are at least 2^17 sequences; otherwise three (segment maps,
@@ -250,12 +256,15 @@ template <class Policy, class Source, class T>
                                 cudaStream_t stream, const single_pass_options& options, std::int64_t channels = 0) {
   if (!detail::valid_options(options)) return cudaErrorInvalidValue;
   using policy = detail::resolve_policy_t<Policy, default_linrec_policy<T>>;
+  // Short rows (linrec_rows_kernel): their own shape by default; a named policy for both.
+  using rows_policy = detail::resolve_policy_t<Policy, default_linrec_rows_policy<T>>;
   const auto launch = detail::to_dispatch_options<linrec_options>(options);
   if (layout == batch_layout::interleaved) {
     return dispatch_columns<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch,
                                     channels);
   }
-  return dispatch_rows<policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, launch);
+  return dispatch_rows<policy, rows_policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream,
+                                            launch);
 }
 
 // The sequences of a channels-last shape, or -1 (negative sizes, an overflow).
@@ -300,8 +309,9 @@ template <class Policy, class T>
                                                                d_x0s, x0, stream, launch, channels);
   }
   using policy = detail::resolve_policy_t<Policy, default_linrec_gradient_policy<T>>;
-  return dispatch_rows<policy>(d_temp, temp_bytes, src, d_grad_b, static_cast<T*>(nullptr), batch, length, d_x0s, x0,
-                               stream, launch);
+  using rows_policy = detail::resolve_policy_t<Policy, default_linrec_rows_gradient_policy<T>>;
+  return dispatch_rows<policy, rows_policy>(d_temp, temp_bytes, src, d_grad_b, static_cast<T*>(nullptr), batch,
+                                            length, d_x0s, x0, stream, launch);
 }
 
 template <class Policy, class T>

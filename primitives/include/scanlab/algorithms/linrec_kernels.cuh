@@ -399,6 +399,14 @@ constexpr int linrec_items(int bytes) {
   const int word = static_cast<int>(16 / sizeof(S));
   return states > word ? states : word;
 }
+// A per-architecture table (scanlab/arch.cuh) of Shape<T, Family>::policy.
+template <template <class, int> class Shape, class T>
+struct linrec_table {
+  template <int Family>
+  struct at {
+    using type = typename Shape<T, Family>::policy;
+  };
+};
 template <class T, int Family>
 struct linrec_shape {
   static constexpr int bytes = Family >= 90 && Family < 120 ? 64 : (Family == 75 ? 16 : 32);
@@ -406,12 +414,7 @@ struct linrec_shape {
   using policy = linrec_policy<512, linrec_items<T>(bytes), 1, prefetch>;
 };
 template <class T>
-struct linrec_tuning {
-  template <int Family>
-  struct at {
-    using type = typename linrec_shape<T, Family>::policy;
-  };
-};
+using linrec_tuning = linrec_table<linrec_shape, T>;
 template <class T>
 using default_linrec_policy = linrec_tuning<T>;
 
@@ -437,14 +440,39 @@ struct linrec_gradient_shape {
                          linrec_policy<small_threads, items(16), 1, false>>>;
 };
 template <class T>
-struct linrec_gradient_tuning {
-  template <int Family>
-  struct at {
-    using type = typename linrec_gradient_shape<T, Family>::policy;
-  };
-};
+using linrec_gradient_tuning = linrec_table<linrec_gradient_shape, T>;
 template <class T>
 using default_linrec_gradient_policy = linrec_gradient_tuning<T>;
+
+// The rows kernel's tile shapes (short rows: linrec_rows_kernel, no look-back). Without the
+// look-back a tile's chain is short, so more bytes in flight per step pay more than a large
+// tile. Hopper, measured on the H100 with scanlab-linrec --bench --tune (float32,
+// primitives/docs/linrec.md "Short rows"): forward 256 threads x 64 bytes per array, 2
+// blocks/SM, two buffers, no L2 prefetch: [12288, 4096] 0.213 ms (95.4 % of memcpy),
+// [49152, 1024] 0.215, [196608, 256] 0.216, against 0.224-0.226 for 256 x 16 with three
+// buffers, 0.226-0.229 for the look-back kernel's 512 x 16 in the rows kernel, 0.231-0.235
+// for 1024 x 8 or 512 x 8 (2/SM), 0.245 for 256 x 16 at 3/SM, and 0.252-0.254 for the
+// look-back kernel. Backward: 512 x 32 bytes, three buffers, L2 one tile ahead: [12288,
+// 4096] 0.352 ms (96.1 %) and [49152, 1024] 0.351 against 0.359 in two buffers, 0.399 for
+// 256 x 16 (three buffers), 0.414 for the look-back kernel's 512 x 16 (two buffers) and
+// 0.527 for the look-back kernel. Only float was measured; the shapes count bytes, so the
+// other types take the same bytes per thread. Other architectures: their look-back
+// shapes (not measured). Where the rows shape's tile is not a multiple of the length (8192
+// floats), the look-back shape's larger tile is tried next (dispatch_rows).
+template <class T, int Family>
+struct linrec_rows_shape {
+  using policy = std::conditional_t<Family >= 90 && Family < 120, linrec_policy<256, linrec_items<T>(64), 2, false>,
+                                    typename linrec_shape<T, Family>::policy>;
+};
+template <class T, int Family>
+struct linrec_rows_gradient_shape {
+  using policy = std::conditional_t<Family >= 90 && Family < 120, linrec_policy<512, linrec_items<T>(32), 1, true>,
+                                    typename linrec_gradient_shape<T, Family>::policy>;
+};
+template <class T>
+using default_linrec_rows_policy = linrec_table<linrec_rows_shape, T>;
+template <class T>
+using default_linrec_rows_gradient_policy = linrec_table<linrec_rows_gradient_shape, T>;
 
 // ---- launch modes: the single-pass engine's (device/single_pass.cuh) ----
 
@@ -1701,6 +1729,55 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
   device::single_pass<agent_t>(agent, params.schedule, storage.engine).run();
 }
 
+// ---- short rows: tiles of whole sequences, no look-back ----
+//
+// A row-major batch whose sequences tile the tiles exactly (tile_items a multiple of the
+// length: every tile starts with a sequence start and ends with a sequence end), or that
+// fits one tile, needs no state from one tile to the next: each tile's first element
+// (reverse and the backward pass: its last) is a reset, so its entering state is never
+// read. linrec_rows_kernel runs the SAME agent (its copies, scan, finish, sequence starts,
+// x0s, final states and gradients, every element type and source) without the engine:
+// no tile states, no look-back, no grid barrier, no temp storage, and each tile finished in
+// the step that scanned it (no parking: the tile's results leave one step earlier). A
+// block walks tiles b, b + G, ... of a regular resident grid of G blocks, all B buffers
+// staging the next B - 1 tiles while one is scanned and finished (the look-back kernel
+// keeps one buffer for the parked tile). One block barrier per tile (the block scan's);
+// the buffers are per-warp as in the engine (each warp copies in, finishes and stores only
+// its part), so a buffer is restaged after its warp's finish without a block barrier.
+// Results: the bits of the look-back kernel with the same tile shape (its prefix of a tile
+// that begins with a reset is a constant map that the reset discards; the same groupings
+// inside a tile). The default shapes differ (linrec_rows_shape), so a forced launch mode
+// (the look-back kernel, its own shape) may round differently; each is deterministic.
+template <class Tuning, class Source, class T>
+__global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
+                                  arch::active_policy<Tuning>::min_blocks_per_sm)
+    linrec_rows_kernel(const __grid_constant__ linrec_params<Source, T> params) {
+  using Policy = arch::active_policy<Tuning>;
+  using agent_t = linrec_agent<Policy, Source, T>;
+  constexpr int B = Policy::buffers;
+  extern __shared__ uint4 linrec_shared[];
+  auto& storage = *reinterpret_cast<typename agent_t::temp_storage*>(linrec_shared);
+  agent_t agent(params, storage);
+  const std::int64_t num_tiles = params.schedule.num_tiles;
+  const std::int64_t stride = gridDim.x;
+  std::int64_t tile = blockIdx.x;
+  if (tile >= num_tiles) return;
+  agent.begin(tile, stride);  // steps 0 .. B - 2 into buffers 0 .. B - 2, L2 asked beyond
+  for (int step = 0; tile < num_tiles; ++step, tile += stride) {
+    // Buffer (step - 1) % B was finished by its warps in the step before: it takes the tile
+    // B - 1 steps ahead (a copy group is committed either way).
+    agent.stage(tile + (B - 1) * stride, (step + B - 1) % B);
+    if constexpr (Policy::l2_ahead > 0) agent.prefetch_l2(tile + (B - 1 + Policy::l2_ahead) * stride);
+    agent.template take<B - 1>(tile, step % B);  // the B - 1 later groups may still be in flight
+    agent.scan_tile(step % B, tile, step & 1);
+    device::retiring<affine_map<linrec_state_t<T>>, 1> r{};
+    r.tile = tile;
+    r.step = step;
+    r.has_prefix = false;  // entering state 0: the tile's first scanned element is a reset
+    agent.retire_started(r);
+  }
+}
+
 // Final states of empty sequences: the initial states.
 template <class T>
 __global__ void linrec_initial_states_kernel(T* final_x, const T* x0s, T x0, std::int64_t batch) {
@@ -1714,13 +1791,34 @@ __global__ void linrec_initial_states_kernel(T* final_x, const T* x0s, T x0, std
   return batch >= 0 && length >= 0 && (length == 0 || batch <= INT64_MAX / length);
 }
 
+// The dispatch rule of row-major batches (and one sequence): linrec_rows_kernel, without
+// look-back, where no tile needs the state of the one before: the whole input fits one
+// tile, or tile_items is a multiple of the length (whole sequences per tile: every power of
+// two up to the tile). dispatch_rows asks it of the rows shape (4096 floats on Hopper), then
+// of the look-back shape (8192); the single-pass kernel otherwise, and whenever a launch
+// mode is forced (tests and benchmarks of the engine). Measured on the H100 in
+// primitives/docs/linrec.md ("Short rows").
+template <class Policy>
+constexpr bool whole_rows_per_tile(std::int64_t batch, std::int64_t length, linrec_mode mode) {
+  if (mode != linrec_mode::automatic || length <= 0) return false;
+  return batch * length <= Policy::tile_items || (length <= Policy::tile_items && Policy::tile_items % length == 0);
+}
+
 // Temp storage of the single-pass kernel: [alignment slack][tile states], for every
-// architecture's tiles (no need to ask the device).
-template <class Tuning, class T>
-constexpr std::size_t rows_temp_bytes(std::int64_t n) {
-  return arch::max_over_policies<Tuning>([&](auto policy) {
+// architecture's tiles (no need to ask the device); the slack alone (never empty: a
+// nonzero size keeps CUB's two-phase protocol unambiguous) where every architecture's
+// rows shape, or every architecture's look-back shape, takes the rows kernel.
+template <class Tuning, class T, class RowsTuning = Tuning>
+constexpr std::size_t rows_temp_bytes(std::int64_t batch, std::int64_t length, linrec_mode mode) {
+  const auto everywhere = [&]<class Table>(std::type_identity<Table>) {
+    return arch::max_over_policies<Table>([&](auto policy) {
+             return whole_rows_per_tile<typename decltype(policy)::type>(batch, length, mode) ? 0 : 1;
+           }) == 0;
+  };
+  if (everywhere(std::type_identity<RowsTuning>{}) || everywhere(std::type_identity<Tuning>{})) return 256;
+  return arch::max_over_policies<Tuning>([&](auto policy) -> std::size_t {
     return 256 + device::tile_state<affine_map<linrec_state_t<T>>>::storage_bytes(
-                     detail::ceil_div<std::int64_t>(n, decltype(policy)::type::tile_items));
+                     detail::ceil_div<std::int64_t>(batch * length, decltype(policy)::type::tile_items));
   });
 }
 
@@ -1751,9 +1849,40 @@ linrec_params<Source, T> tile_params(const Source& src, T* d_x, T* d_final, std:
           .batch = batch};
 }
 
+// The rows kernel with RowsTuning's shape on this device, if its tile takes whole rows
+// (whole_rows_per_tile): a regular grid of the resident blocks (at most max_blocks), no
+// temp storage. `taken`: whether it was launched.
+template <class RowsTuning, class Source, class T>
+[[nodiscard]] cudaError_t launch_rows(bool& taken, const Source& src, T* d_x, T* d_final, std::int64_t batch,
+                                      std::int64_t length, const T* d_x0s, T x0, cudaStream_t stream,
+                                      const linrec_options& options) {
+  static_assert(arch::table_fits<RowsTuning>([](auto policy) {
+                  return linrec_agent<typename decltype(policy)::type, Source, T>::smem_bytes;
+                }),
+                "a linear recurrence tuning entry does not fit its architecture (limits: scanlab/arch.cuh)");
+  constexpr auto kernel = linrec_rows_kernel<RowsTuning, Source, T>;
+  taken = false;
+  return detail::with_policy<kernel, RowsTuning>([&](auto policy) -> cudaError_t {
+    using Policy = typename decltype(policy)::type;
+    if (!whole_rows_per_tile<Policy>(batch, length, options.mode)) return cudaSuccess;
+    taken = true;
+    constexpr std::size_t smem = linrec_agent<Policy, Source, T>::smem_bytes;
+    const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(batch * length, Policy::tile_items);
+    // No tile states: the rows kernel never reads them.
+    const auto params = tile_params(src, d_x, d_final, batch, length, d_x0s, x0, nullptr, num_tiles);
+    int capacity = 0;
+    bool cooperative = false;
+    SCANLAB_TRY(detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative, smem));
+    if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
+    const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
+    return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, smem, stream, params);
+  });
+}
+
 // One sequence (batch == 1, length == n) or a row-major batch. x and/or final_x. T: the
-// storage type.
-template <class Tuning, class Source, class T>
+// storage type. Short rows take the rows kernel (RowsTuning's shape, else Tuning's: the
+// first whose tile takes whole rows), the others the single-pass kernel (Tuning).
+template <class Tuning, class RowsTuning = Tuning, class Source, class T>
 [[nodiscard]] cudaError_t dispatch_rows(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
                                         std::int64_t batch, std::int64_t length, const T* d_x0s, T x0,
                                         cudaStream_t stream, linrec_options options = {}) {
@@ -1763,7 +1892,7 @@ template <class Tuning, class Source, class T>
                 "a linear recurrence tuning entry does not fit its architecture (limits: scanlab/arch.cuh)");
   if (!multiply_fits(batch, length)) return cudaErrorInvalidValue;
   const std::int64_t n = batch * length;
-  const std::size_t required = rows_temp_bytes<Tuning, T>(n);
+  const std::size_t required = rows_temp_bytes<Tuning, T, RowsTuning>(batch, length, options.mode);
   if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
   if (n == 0) {
     if constexpr (Source::gradient) {
@@ -1778,17 +1907,24 @@ template <class Tuning, class Source, class T>
     }
     return cudaSuccess;
   }
+  bool taken = false;
+  SCANLAB_TRY(launch_rows<RowsTuning>(taken, src, d_x, d_final, batch, length, d_x0s, x0, stream, options));
+  if constexpr (!std::is_same_v<RowsTuning, Tuning>) {
+    if (!taken) SCANLAB_TRY(launch_rows<Tuning>(taken, src, d_x, d_final, batch, length, d_x0s, x0, stream, options));
+  }
+  if (taken) return cudaSuccess;
 
   constexpr auto kernel = linrec_tiles_kernel<Tuning, Source, T>;
   return detail::with_policy<kernel, Tuning>([&](auto policy) -> cudaError_t {
     using Policy = typename decltype(policy)::type;
     const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
     auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
+    constexpr std::size_t smem = linrec_agent<Policy, Source, T>::smem_bytes;
     const auto params = tile_params(src, d_x, d_final, batch, length, d_x0s, x0, base, num_tiles);
     // The agent's temp storage is dynamic shared memory: the parked and the staged tiles
     // do not fit in the 48 KB of static shared memory.
-    return device::launch_single_pass<kernel>(params, Policy::block_threads, linrec_agent<Policy, Source, T>::smem_bytes,
-                                              options.mode, options.max_blocks, stream);
+    return device::launch_single_pass<kernel>(params, Policy::block_threads, smem, options.mode, options.max_blocks,
+                                              stream);
   });
 }
 
@@ -2135,7 +2271,7 @@ template <class Policy, class SegmentSource, class Params, class T>
   std::size_t inner_bytes = 0;
   SCANLAB_TRY((dispatch_rows<inner_policy>(nullptr, inner_bytes, segment_maps<SegmentSource, V>(nullptr, nullptr),
                                      static_cast<V*>(nullptr), static_cast<V*>(nullptr), params.batch, params.segments,
-                                     static_cast<const V*>(nullptr), V(0), stream)));
+                                     static_cast<const V*>(nullptr), V(0), stream, options)));
   const std::size_t required = 256 + 3 * slice + 2 * per_sequence + inner_bytes;
   if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, required)) return *answer;
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
