@@ -217,6 +217,29 @@ void atomic_file::write(const void* data, std::size_t bytes) {
   }
 }
 
+void atomic_file::write_at(std::uint64_t offset, const void* data, std::size_t bytes) {
+  if (fd_ < 0) throw io_error(target_, "write after the file was committed or abandoned");
+  if (stream_) throw io_error(target_, "cannot rewrite bytes already sent to a stream");
+  if (offset > written_ || bytes > written_ - offset) {
+    abort();
+    throw io_error(target_, "rewrite past the bytes written (" + std::to_string(offset + bytes) + " > " +
+                                std::to_string(written_) + ")");
+  }
+  const auto* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ::ssize_t n = ::pwrite(fd_, p, std::min(bytes, max_chunk), static_cast<::off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : EIO;
+      abort();
+      throw io_error(target_, "write failed: " + errno_text(error));
+    }
+    p += n;
+    offset += static_cast<std::uint64_t>(n);
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
 void atomic_file::commit() {
   if (fd_ < 0) throw io_error(target_, "commit after the file was committed or abandoned");
   if (stream_) {
