@@ -65,12 +65,11 @@ std::int64_t parse_count(const std::string& text) {
 }
 
 std::uint64_t parse_bytes(const std::string& text) {
-  std::string count = text;
-  for (const std::string_view unit : {"iB", "B"}) {  // 4GiB, 4GB, 64KB: the letter before decides
-    if (count.size() > unit.size() + 1 && count.ends_with(unit) && std::isalpha(static_cast<unsigned char>(count[count.size() - unit.size() - 1]))) {
-      count.resize(count.size() - unit.size());
-      break;
-    }
+  std::string count = text;  // 4GiB and 4GB read as 4G, 1000B as 1000
+  if (count.size() > 3 && count.ends_with("iB") && std::isalpha(static_cast<unsigned char>(count[count.size() - 3]))) {
+    count.resize(count.size() - 2);
+  } else if (count.size() > 1 && count.ends_with("B")) {
+    count.pop_back();
   }
   std::int64_t multiplier = 1;
   if (!count.empty() && (count.back() == 'T' || count.back() == 't')) {
@@ -139,16 +138,37 @@ void app::add_op_option() {
 }
 
 void app::add_streaming_options() {
-  parser_.add_option("--device-memory", device_memory_text_,
-                     "Stream the input through the GPU within LIMIT bytes of device memory (e.g. 4G, 512M, 64K), "
-                     "whatever its size; without it the streaming path is taken only when the input (and output) "
-                     "would not fit in the free device memory");
+  // Checked as the command line is parsed (exit 2 before anything is read or a GPU is looked for).
+  const auto size_check = [](std::uint64_t least, std::string what) {
+    return CLI::Validator(
+        [least, what](std::string& text) {
+          try {
+            const std::uint64_t bytes = parse_bytes(text);
+            if (bytes < least) return what + " " + text + " is too small: at least " + show_bytes(static_cast<double>(least));
+            return std::string();
+          } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+          }
+        },
+        "SIZE");
+  };
   parser_
-      .add_option_function<std::string>(
-          "--stream-slice", [this](const std::string& v) { stream_slice_bytes_ = std::max<std::uint64_t>(parse_bytes(v), 1); },
-          "Streaming path: input bytes per call of the streaming library (default 1G): the granularity of the "
-          "progress bar and of the host buffers")
+      .add_option("--device-memory", device_memory_text_,
+                  "Stream the input through the GPU within LIMIT bytes of device memory (e.g. 4G, 512M, 64K; at "
+                  "least 16K), whatever its size; without it the streaming path is taken only when the input (and "
+                  "output) would not fit in the free device memory")
+      ->check(size_check(std::uint64_t{16} << 10, "--device-memory"))
+      ->type_name("LIMIT");
+  parser_
+      .add_option("--stream-slice", stream_slice_text_,
+                  "Streaming path: input bytes per call of the streaming library (default 1G): the granularity of "
+                  "the progress bar and the size of the host buffer for the output")
+      ->check(size_check(1, "--stream-slice"))
       ->type_name("SIZE");
+}
+
+std::uint64_t app::stream_slice_bytes() const {
+  return stream_slice_text_.empty() ? std::uint64_t{1} << 30 : parse_bytes(stream_slice_text_);
 }
 
 void app::footer(const std::string& notes, const std::string& also_errors) {

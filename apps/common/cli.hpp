@@ -100,7 +100,7 @@ class app {
   // inputs larger than GPU memory (scanlab-reduce, -scan, -compact; issue #24).
   void add_streaming_options();
   // --stream-slice: the input bytes processed per call of the streaming library (default 1 GiB).
-  [[nodiscard]] std::uint64_t stream_slice_bytes() const { return stream_slice_bytes_; }
+  [[nodiscard]] std::uint64_t stream_slice_bytes() const;
   // The input without reading it where it can be mapped: -i FILE through io::open_dataset
   // (a .npy or raw file mapped, text read), -i - read, else generated as load_input() does.
   [[nodiscard]] io::input_array open_input() const;
@@ -165,7 +165,7 @@ class app {
   common_options options_;
   std::string op_text_ = "sum";  // add_op_option()
   std::string device_memory_text_;  // add_streaming_options()
-  std::uint64_t stream_slice_bytes_ = std::uint64_t{1} << 30;
+  std::string stream_slice_text_;
   std::string count_text_;
   std::string generate_text_;
   std::vector<std::string> command_line_;

@@ -62,8 +62,10 @@ void progress_bar::update(std::uint64_t done, bool force) {
   constexpr int width = 30;
   const int filled = static_cast<int>(fraction * width);
   const double seconds = line_.elapsed_seconds();
-  std::string line = "[" + std::string(static_cast<std::size_t>(filled), '#') +
-                     std::string(static_cast<std::size_t>(width - filled), ' ') + "] ";
+  std::string line = "[";  // appended piece by piece: GCC 12 warns (-Wrestrict) on "[" + std::string(...)
+  line.append(static_cast<std::size_t>(filled), '#');
+  line.append(static_cast<std::size_t>(width - filled), ' ');
+  line += "] ";
   char percent[16];
   std::snprintf(percent, sizeof percent, "%3d%% ", static_cast<int>(fraction * 100.0));
   line += percent + show_bytes(static_cast<double>(done)) + " / " + show_bytes(static_cast<double>(total_));
