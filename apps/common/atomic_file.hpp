@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -107,6 +108,9 @@ class atomic_file {
   [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
 
  private:
+  // write() or, at `offset`, pwrite() until all is written; a failure aborts the file and throws.
+  void write_fully(const void* data, std::size_t bytes, std::optional<std::uint64_t> offset);
+
   std::filesystem::path target_;
   std::filesystem::path temp_;
   int fd_ = -1;

@@ -139,31 +139,30 @@ void app::add_op_option() {
 
 void app::add_streaming_options() {
   // Checked as the command line is parsed (exit 2 before anything is read or a GPU is looked for).
-  const auto size_check = [](std::uint64_t least, std::string what) {
+  const auto size_check = [](std::uint64_t least, std::string least_text) {
     return CLI::Validator(
-        [least, what](std::string& text) {
+        [least, least_text](std::string& text) {
           try {
-            const std::uint64_t bytes = parse_bytes(text);
-            if (bytes < least) return what + " " + text + " is too small: at least " + show_bytes(static_cast<double>(least));
+            if (parse_bytes(text) < least) return text + " is too small: at least " + least_text;
             return std::string();
           } catch (const std::invalid_argument& e) {
             return std::string(e.what());
           }
         },
-        "SIZE");
+        "");
   };
   parser_
       .add_option("--device-memory", device_memory_text_,
                   "Stream the input through the GPU within LIMIT bytes of device memory (e.g. 4G, 512M, 64K; at "
                   "least 16K), whatever its size; without it the streaming path is taken only when the input (and "
                   "output) would not fit in the free device memory")
-      ->check(size_check(std::uint64_t{16} << 10, "--device-memory"))
+      ->check(size_check(std::uint64_t{16} << 10, "16K"))
       ->type_name("LIMIT");
   parser_
       .add_option("--stream-slice", stream_slice_text_,
                   "Streaming path: input bytes per call of the streaming library (default 1G): the granularity of "
                   "the progress bar and the size of the host buffer for the output")
-      ->check(size_check(1, "--stream-slice"))
+      ->check(size_check(1, "1"))
       ->type_name("SIZE");
 }
 

@@ -241,6 +241,17 @@ nlohmann::json first_values(const io::host_array& values) {
   return texts;
 }
 
+// The report's fields that both paths fill alike (docs/json-schema.md).
+nlohmann::json& report_fields(scanlab::app_report& report, std::int64_t n, io::dtype type, const std::string& op_text,
+                              io::dtype result_type) {
+  nlohmann::json& json = report.result();
+  json["n"] = n;
+  json["dtype"] = io::name(type);
+  json["op"] = op_text;
+  json["result_dtype"] = io::name(result_type);
+  return json;
+}
+
 // The streaming path (--device-memory, or an input larger than the GPU's free memory): the
 // input (memory-mapped where it is a file) reduced slice by slice with the streaming library,
 // each slice fed to the CPU reference too with --validate. Whole reductions only.
@@ -286,11 +297,7 @@ int run_streaming(scanlab::cli::app& app, const io::input_array& x, reduce_op op
   std::cout << op_text << " = " << io::text_of(result, 0) << " (" << io::name(result_type) << ")\n";
 
   scanlab::app_report out = app.new_report();
-  nlohmann::json& json = out.result();
-  json["n"] = x.size();
-  json["dtype"] = io::name(x.type());
-  json["op"] = op_text;
-  json["result_dtype"] = io::name(result_type);
+  nlohmann::json& json = report_fields(out, x.size(), x.type(), op_text, result_type);
   json["segments"] = nullptr;
   json["runs"] = nullptr;
   json["values"] = first_values(result);
@@ -417,11 +424,7 @@ int main(int argc, char** argv) {
     }
 
     scanlab::app_report out = app.new_report();
-    nlohmann::json& json = out.result();
-    json["n"] = x.size();
-    json["dtype"] = io::name(x.type());
-    json["op"] = op_text;
-    json["result_dtype"] = io::name(result_type);
+    nlohmann::json& json = report_fields(out, x.size(), x.type(), op_text, result_type);
     json["segments"] = offsets.empty() ? nlohmann::json(nullptr) : nlohmann::json(segments);
     json["runs"] = key_type ? nlohmann::json(segments) : nlohmann::json(nullptr);
     json["values"] = first_values(report.result);  // more than 1024 segments or runs: null (see -o)

@@ -144,7 +144,7 @@ stream_input_errors() {
     chmod 600 "$tmp/locked.npy"
   fi
   expect_error 2 "'4X' is not a size in bytes" -i "$tmp/good.npy" --device-memory 4X "$@"
-  expect_error 2 "--device-memory 1000 is too small" -i "$tmp/good.npy" --device-memory 1000 "$@"
+  expect_error 2 "--device-memory: 1000 is too small: at least 16K" -i "$tmp/good.npy" --device-memory 1000 "$@"
   expect_error 2 "'0.5' is not a size in bytes" -i "$tmp/good.npy" $sm --stream-slice 0.5 "$@"
 }
 
@@ -163,6 +163,22 @@ stream_matches() {
   npy_close "$tmp/mem.npy" "$tmp/str.npy" || fail "$label: the streamed output differs from the in-memory one"
   no_temp_files "$label"
   rm -f "$tmp/mem.npy" "$tmp/str.npy" "$tmp/str.json"
+}
+
+# stream_sweep VARIANT...: stream_matches for every VARIANT (a quoted set of app options) on
+# normal data of every dtype in $DTYPES (default: uint8 int16 int32 uint64 int64 float32
+# float64) and every n in 0, 1, 4097 (one item past 2^12) and 300007. Needs a GPU.
+stream_sweep() {
+  local dtype n variant
+  for dtype in ${DTYPES:-uint8 int16 int32 uint64 int64 float32 float64}; do
+    for n in 0 1 4097 300007; do
+      "$gen" --dist normal --dtype $dtype --n $n -o "$tmp/x.npy" -q || fail "scanlab-gen"
+      for variant in "$@"; do
+        # shellcheck disable=SC2086  # a variant is several options
+        stream_matches "$dtype n=$n $variant" -i "$tmp/x.npy" $variant
+      done
+    done
+  done
 }
 
 # stream_full_disk ARGS...: a full disk while the output is streamed, simulated without root

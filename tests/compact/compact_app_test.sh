@@ -21,19 +21,9 @@ case "$case_name" in
     ;;
   Stream)
     skip_without_gpu
-    for dtype in uint8 int16 int32 uint64 int64 float32 float64; do
-      for n in 0 1 4097 300007; do
-        "$gen" --dist normal --dtype $dtype --n $n -o "$tmp/x.npy" -q || fail "scanlab-gen"
-        for predicate in "--gt 0" "--lt 3" "--between 0 1" "--nonzero" "--finite" "--gt 1e30" "--lt 1e30"; do
-          [[ $dtype == *int* && $predicate == *e30* ]] && continue
-          stream_matches "$dtype n=$n $predicate" -i "$tmp/x.npy" $predicate
-        done
-        if [[ $dtype == *int* ]]; then
-          stream_matches "$dtype n=$n --odd" -i "$tmp/x.npy" --odd
-          stream_matches "$dtype n=$n --even" -i "$tmp/x.npy" --even
-        fi
-      done
-    done
+    stream_sweep "--gt 0" "--lt 3" "--between 0 1" "--nonzero" "--finite"
+    DTYPES="uint8 int16 int64 uint64" stream_sweep "--odd" "--even"
+    DTYPES="float32 float64" stream_sweep "--gt 1e30" "--lt 1e30"
     printf '1.5\nnan\n-2\ninf\n0\n' > "$tmp/nan.txt"
     stream_matches "NaN, inf, --finite" -i "$tmp/nan.txt" --dtype float64 --finite
     stream_matches "NaN, inf, --nonzero" -i "$tmp/nan.txt" --dtype float64 --nonzero
