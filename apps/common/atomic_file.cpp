@@ -202,9 +202,15 @@ void atomic_file::abort() noexcept {
 
 void atomic_file::write(const void* data, std::size_t bytes) {
   if (fd_ < 0) throw io_error(target_, "write after the file was committed or abandoned");
+  write_fully(data, bytes, std::nullopt);
+  written_ += bytes;
+}
+
+void atomic_file::write_fully(const void* data, std::size_t bytes, std::optional<std::uint64_t> offset) {
   const auto* p = static_cast<const char*>(data);
   while (bytes > 0) {
-    const ::ssize_t n = ::write(fd_, p, std::min(bytes, max_chunk));
+    const std::size_t piece = std::min(bytes, max_chunk);
+    const ::ssize_t n = offset ? ::pwrite(fd_, p, piece, static_cast<::off_t>(*offset)) : ::write(fd_, p, piece);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int error = n < 0 ? errno : EIO;
@@ -213,8 +219,19 @@ void atomic_file::write(const void* data, std::size_t bytes) {
     }
     p += n;
     bytes -= static_cast<std::size_t>(n);
-    written_ += static_cast<std::uint64_t>(n);
+    if (offset) *offset += static_cast<std::uint64_t>(n);
   }
+}
+
+void atomic_file::write_at(std::uint64_t offset, const void* data, std::size_t bytes) {
+  if (fd_ < 0) throw io_error(target_, "write after the file was committed or abandoned");
+  if (stream_) throw io_error(target_, "cannot rewrite bytes already sent to a stream");
+  if (offset > written_ || bytes > written_ - offset) {
+    abort();
+    throw io_error(target_, "rewrite past the bytes written (" + std::to_string(offset + bytes) + " > " +
+                                std::to_string(written_) + ")");
+  }
+  write_fully(data, bytes, offset);
 }
 
 void atomic_file::commit() {

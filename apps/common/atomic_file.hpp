@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -93,6 +94,10 @@ class atomic_file {
 
   void write(const void* data, std::size_t bytes);
   void write(std::string_view text) { write(text.data(), text.size()); }
+  // Overwrites bytes already written, at `offset` from the start (pwrite; the append position
+  // is unchanged): a header rewritten once the length is known (npy_writer::commit_with_length).
+  // io_error for standard output (a stream cannot be rewritten) or past what was written.
+  void write_at(std::uint64_t offset, const void* data, std::size_t bytes);
   void commit();
   // Removes the temporary file now; the object is then closed (commit() would throw).
   void abort() noexcept;
@@ -103,6 +108,9 @@ class atomic_file {
   [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
 
  private:
+  // write() or, at `offset`, pwrite() until all is written; a failure aborts the file and throws.
+  void write_fully(const void* data, std::size_t bytes, std::optional<std::uint64_t> offset);
+
   std::filesystem::path target_;
   std::filesystem::path temp_;
   int fd_ = -1;
@@ -125,6 +133,8 @@ class input_file {
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
   // The size when opened.
   [[nodiscard]] std::uint64_t size() const noexcept { return size_; }
+  // The open descriptor (for mmap: mapped_input.hpp); owned by this object.
+  [[nodiscard]] int native_handle() const noexcept { return fd_; }
   // Reads up to `bytes` at `offset` into `out`, looping over short reads; returns the count
   // read, less than `bytes` only at the end of the file. io_error on a read error.
   std::size_t read_at(std::uint64_t offset, void* out, std::size_t bytes);

@@ -6,12 +6,14 @@
 #include "common/gpu.hpp"
 #include "common/logging.hpp"
 #include "common/npy.hpp"
+#include "common/progress.hpp"
 
 #include <scanlab/error.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <iostream>
@@ -60,6 +62,27 @@ std::int64_t parse_count(const std::string& text) {
   const double value = real * static_cast<double>(multiplier);
   if (!(value >= 0) || value > 9.2e18 || value != std::floor(value)) throw bad();
   return static_cast<std::int64_t>(value);
+}
+
+std::uint64_t parse_bytes(const std::string& text) {
+  std::string count = text;  // 4GiB and 4GB read as 4G, 1000B as 1000
+  if (count.size() > 3 && count.ends_with("iB") && std::isalpha(static_cast<unsigned char>(count[count.size() - 3]))) {
+    count.resize(count.size() - 2);
+  } else if (count.size() > 1 && count.ends_with("B")) {
+    count.pop_back();
+  }
+  std::int64_t multiplier = 1;
+  if (!count.empty() && (count.back() == 'T' || count.back() == 't')) {
+    multiplier = std::int64_t{1} << 40;
+    count.pop_back();
+  }
+  try {
+    const std::int64_t value = parse_count(count);
+    if (value > std::numeric_limits<std::int64_t>::max() / multiplier) throw std::invalid_argument(text);
+    return static_cast<std::uint64_t>(value * multiplier);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument("'" + text + "' is not a size in bytes (examples: 4G, 512M, 64K, 1000000)");
+  }
 }
 
 app::app(std::string name, std::string description, defaults d, bool dataset_options)
@@ -117,6 +140,39 @@ void app::add_op_option() {
   parser_.add_option("--op", op_text_, "sum, prod, min or max")->check(CLI::IsMember(names))->capture_default_str();
 }
 
+void app::add_streaming_options() {
+  // Checked as the command line is parsed (exit 2 before anything is read or a GPU is looked for).
+  const auto size_check = [](std::uint64_t least, std::string least_text) {
+    return CLI::Validator(
+        [least, least_text](std::string& text) {
+          try {
+            if (parse_bytes(text) < least) return text + " is too small: at least " + least_text;
+            return std::string();
+          } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+          }
+        },
+        "");
+  };
+  parser_
+      .add_option("--device-memory", device_memory_text_,
+                  "Stream the input through the GPU within LIMIT bytes of device memory (e.g. 4G, 512M, 64K; at "
+                  "least 16K), whatever its size; without it the streaming path is taken only when the input (and "
+                  "output) would not fit in the free device memory")
+      ->check(size_check(std::uint64_t{16} << 10, "16K"))
+      ->type_name("LIMIT");
+  parser_
+      .add_option("--stream-slice", stream_slice_text_,
+                  "Streaming path: input bytes per call of the streaming library (default 1G): the granularity of "
+                  "the progress bar and the size of the host buffer for the output")
+      ->check(size_check(1, "1"))
+      ->type_name("SIZE");
+}
+
+std::uint64_t app::stream_slice_bytes() const {
+  return stream_slice_text_.empty() ? std::uint64_t{1} << 30 : parse_bytes(stream_slice_text_);
+}
+
 void app::footer(const std::string& notes, const std::string& also_errors) {
   parser_.footer(notes + (notes.empty() ? "" : "\n") + "Exit codes: 0 success, 1 error" +
                  (also_errors.empty() ? "" : " (also: " + also_errors + ")") + ", 2 bad command line, 3 no usable GPU.");
@@ -151,7 +207,7 @@ int app::run(int argc, char** argv, const std::function<int()>& body) {
     return exit_usage;
   } catch (const std::exception& e) {
     std::cerr << name_ << ": error: " << e.what() << '\n';
-    return exit_error;
+    return interrupted() ? exit_interrupted : exit_error;
   }
 }
 
@@ -220,6 +276,34 @@ io::host_array app::load_input(std::optional<io::dtype> type) const {
   gen::validate(spec, t, n);
   spdlog::info("input: {} generated {} x {} (seed {})", gen::name(spec.dist), n, io::name(t), spec.seed);
   return gen::generate_array(spec, t, n);
+}
+
+io::input_array app::open_input() const {
+  if (!options_.input.empty() && !io::is_standard_stream(options_.input)) {
+    if (!options_.generate.empty()) throw std::invalid_argument("give either --input or --generate, not both");
+    io::read_options read;
+    if (!options_.dtype.empty()) read.type = chosen_dtype();
+    read.column = options_.column;
+    io::input_array array = io::open_dataset(options_.input, read);
+    spdlog::debug("{} {}: {} x {}", array.is_mapped() ? "mapped" : "read", options_.input, array.size(),
+                  io::name(array.type()));
+    return array;
+  }
+  return io::input_array(load_input());
+}
+
+path_choice app::choose_path(std::uint64_t in_memory_bytes) const {
+  if (!device_memory_text_.empty()) {
+    const std::uint64_t budget = parse_bytes(device_memory_text_);
+    return {true, budget, "--device-memory " + device_memory_text_};
+  }
+  const std::uint64_t free = free_device_memory();
+  const std::uint64_t margin = (std::uint64_t{256} << 20) + free / 16;
+  const std::uint64_t usable = free > margin ? free - margin : 0;
+  if (in_memory_bytes <= usable) return {false, 0, "fits in device memory"};
+  return {true, std::max<std::uint64_t>(usable, std::uint64_t{64} << 20),
+          "the in-memory path needs " + show_bytes(static_cast<double>(in_memory_bytes)) + " of device memory, " +
+              show_bytes(static_cast<double>(free)) + " are free"};
 }
 
 void app::select_device() const {

@@ -21,6 +21,7 @@
 
 #include "common/array.hpp"
 #include "common/generate.hpp"
+#include "common/mapped_input.hpp"
 #include "common/operators.hpp"
 #include "common/report.hpp"
 
@@ -73,6 +74,17 @@ struct defaults {
 // throws std::invalid_argument with the offending text.
 std::int64_t parse_count(const std::string& text);
 
+// Parses a size in bytes: "4G", "512M", "64K", "1000000", "1.5G", "2^30" (K, M, G, T are powers
+// of 1024; "4GiB", "4GB" and "64KB" read the same); throws std::invalid_argument with the text.
+std::uint64_t parse_bytes(const std::string& text);
+
+// Which path an app with a streaming form takes (app::choose_path).
+struct path_choice {
+  bool streaming = false;
+  std::uint64_t device_bytes = 0;  // streaming: the budget (--device-memory, or the free memory less the margin)
+  std::string reason;              // for the log: why
+};
+
 class app {
  public:
   // dataset_options = false leaves out the options about one input dataset
@@ -86,6 +98,20 @@ class app {
   // operator; the chosen one after parsing: op().
   void add_op_option();
   [[nodiscard]] ops::op_id op() const { return *ops::parse(op_text_); }
+
+  // --device-memory LIMIT and --stream-slice SIZE, for the apps with a streaming path over
+  // inputs larger than GPU memory (scanlab-reduce, -scan, -compact; issue #24).
+  void add_streaming_options();
+  // --stream-slice: the input bytes processed per call of the streaming library (default 1 GiB).
+  [[nodiscard]] std::uint64_t stream_slice_bytes() const;
+  // The input without reading it where it can be mapped: -i FILE through io::open_dataset
+  // (a .npy or raw file mapped, text read), -i - read, else generated as load_input() does.
+  [[nodiscard]] io::input_array open_input() const;
+  // Streaming or in memory: streaming with --device-memory's budget where it was given, else
+  // where `in_memory_bytes` (what the in-memory path allocates on the device) does not fit in
+  // the free device memory less a margin (256 MiB + 1/16 of it; the budget is then the free
+  // memory less the margin). Needs select_device().
+  [[nodiscard]] path_choice choose_path(std::uint64_t in_memory_bytes) const;
 
   // The --help footer: `notes` (may be empty), then the exit codes, naming what else makes a
   // run exit 1.
@@ -141,6 +167,8 @@ class app {
   defaults defaults_;
   common_options options_;
   std::string op_text_ = "sum";  // add_op_option()
+  std::string device_memory_text_;  // add_streaming_options()
+  std::string stream_slice_text_;
   std::string count_text_;
   std::string generate_text_;
   std::vector<std::string> command_line_;

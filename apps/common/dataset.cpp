@@ -429,6 +429,82 @@ host_array read_dataset(const std::filesystem::path& path, const read_options& o
   unsupported_extension(path, ext, head);
 }
 
+input_array open_dataset(const std::filesystem::path& path, const read_options& options) {
+  if (is_standard_stream(path)) return input_array(read_dataset(path, options));
+  const std::string ext = lower_extension(path);
+  const std::string head = read_file_head(path);
+  if (ext == ".npy" || sniff(head) == signature::npy) {
+    const npy_header header = read_npy_header(path);  // a bad header: read_npy's message
+    if (header.data_offset % size_of(header.type) != 0) return input_array(read_npy(path));
+    return input_array(map_npy(path));
+  }
+  if (is_raw_extension(ext) && options.type) return input_array(map_raw(path, *options.type));
+  return input_array(read_dataset(path, options));  // text, or the errors read_dataset gives
+}
+
+stream_writer::stream_writer(const std::filesystem::path& path, dtype type, std::vector<std::int64_t> shape,
+                             bool length_known)
+    : path_(path) {
+  const std::string ext = lower_extension(path);
+  std::uint64_t rest = size_of(type);
+  for (std::size_t d = 1; d < shape.size(); ++d) rest *= static_cast<std::uint64_t>(shape[d]);
+  row_bytes_ = rest;
+  most_bytes_ = shape.empty() ? 0 : rest * static_cast<std::uint64_t>(shape[0]);
+  if (ext == ".npy" || is_standard_stream(path)) {
+    if (!length_known && is_standard_stream(path)) {
+      throw io_error(std::string(standard_output_name),
+                     "cannot stream this output to standard output: its length, which the .npy header states "
+                     "first, is known only at the end; give a file");
+    }
+    npy_.emplace(path, type, std::move(shape));
+  } else if (is_raw_extension(ext)) {
+    raw_.emplace(path);
+  } else if (is_text_extension(ext)) {
+    throw io_error(path, "a streamed output is written as .npy or raw binary (.bin, .raw, .dat), not as text");
+  } else {
+    unsupported_extension(path, ext);
+  }
+}
+
+void stream_writer::write(const void* data, std::size_t bytes) {
+  if (npy_) {
+    npy_->write(data, bytes);
+  } else {
+    if (bytes > most_bytes_ - written_) {
+      raw_->abort();
+      throw io_error(path_, "stream_writer: more bytes written than the shape holds");
+    }
+    raw_->write(data, bytes);
+  }
+  written_ += bytes;
+}
+
+void stream_writer::commit() {
+  if (npy_) {
+    npy_->commit();
+    return;
+  }
+  if (written_ != most_bytes_) {
+    raw_->abort();
+    throw io_error(path_, "stream_writer: " + std::to_string(written_) + " of " + std::to_string(most_bytes_) +
+                              " bytes written");
+  }
+  raw_->commit();
+}
+
+void stream_writer::commit_with_length(std::int64_t first_extent) {
+  if (npy_) {
+    npy_->commit_with_length(first_extent);
+    return;
+  }
+  if (written_ != static_cast<std::uint64_t>(first_extent) * row_bytes_) {
+    raw_->abort();
+    throw io_error(path_, "stream_writer: " + std::to_string(written_) + " bytes written for " +
+                              std::to_string(first_extent) + " rows");
+  }
+  raw_->commit();
+}
+
 void write_dataset(const std::filesystem::path& path, const host_array& array) {
   const std::string ext = lower_extension(path);
   if (ext == ".npy" || is_standard_stream(path)) {

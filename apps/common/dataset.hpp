@@ -41,12 +41,15 @@
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/array.hpp"
 #include "common/atomic_file.hpp"
+#include "common/mapped_input.hpp"
 #include "common/npy.hpp"
 
 namespace scanlab::io {
@@ -73,11 +76,49 @@ host_array parse_text(std::string_view text, const std::filesystem::path& name, 
 // not listed above.
 host_array read_dataset(const std::filesystem::path& path, const read_options& options = {});
 
+// The same dispatch, for inputs that may not fit in memory: a .npy or raw file is memory-mapped
+// (mapped_input.hpp: the same checks and messages, nothing read yet), anything else (text,
+// standard input, a .npy whose data offset would misalign its elements) is read as
+// read_dataset reads it.
+input_array open_dataset(const std::filesystem::path& path, const read_options& options = {});
+
 // Writes atomically, by extension: .npy or "-" (npy; "-" to standard output, as it goes),
 // .bin/.raw/.dat (raw bytes), .txt/.csv/.tsv
 // (one value per line in C order, so a 2-D array is written flattened; floats in the
 // shortest form that reads back to the same value, "nan", "inf", "-inf"). Others: error.
 void write_dataset(const std::filesystem::path& path, const host_array& array);
+
+// An output written as it is computed (the apps' streaming path): write() its element bytes in
+// C order in pieces, then commit(). By extension, as write_dataset: .npy or "-" (the header
+// first; "-" to standard output as it goes) or raw binary (.bin, .raw, .dat); atomically (a
+// temporary file beside the target, renamed over it by commit(); destroyed without commit(),
+// or after any failed write such as a full disk, the temporary is removed and an existing
+// file under the name is left as it was). Text outputs are refused (io_error): write them
+// from memory with write_dataset.
+//
+// length_known = false: the count is known only at the end (compaction). `shape` then holds
+// the most that may be written, and commit_with_length() gives the first extent (the .npy
+// header is rewritten in place); standard output is refused up front, since its header has
+// gone out before the count is known.
+class stream_writer {
+ public:
+  stream_writer(const std::filesystem::path& path, dtype type, std::vector<std::int64_t> shape,
+                bool length_known = true);
+
+  void write(const void* data, std::size_t bytes);
+  // length_known: exactly the shape's bytes must have been written.
+  void commit();
+  // !length_known: the first extent written (the other extents as given).
+  void commit_with_length(std::int64_t first_extent);
+
+ private:
+  std::optional<npy_writer> npy_;
+  std::optional<atomic_file> raw_;
+  std::uint64_t written_ = 0;
+  std::uint64_t row_bytes_ = 0;
+  std::uint64_t most_bytes_ = 0;
+  std::filesystem::path path_;
+};
 
 // Element-wise static_cast to `type`, same shape. Integer narrowing wraps as static_cast
 // does. An io_error naming the element (and `source`, the file the array came from, where

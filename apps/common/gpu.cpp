@@ -80,4 +80,11 @@ std::string select_gpu(int ordinal) {
   return prop.name;
 }
 
+std::uint64_t free_device_memory() {
+  std::size_t free = 0;
+  std::size_t total = 0;
+  SCANLAB_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
 }  // namespace scanlab

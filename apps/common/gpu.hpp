@@ -1,6 +1,7 @@
 // Finding and selecting the GPU, for apps: a missing GPU is one clear line, not a crash.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -59,5 +60,9 @@ std::string missing_device_code_reason(int ordinal);
 // no_device_code_error when this binary has no code for it, and std::invalid_argument
 // when the ordinal does not exist. Returns the device's name.
 std::string select_gpu(int ordinal);
+
+// The free memory of the current device (cudaMemGetInfo) in bytes; cuda_error where the
+// runtime cannot say.
+[[nodiscard]] std::uint64_t free_device_memory();
 
 }  // namespace scanlab

@@ -564,4 +564,28 @@ void npy_writer::commit() {
   file_.commit();
 }
 
+void npy_writer::commit_with_length(std::int64_t first_extent) {
+  if (first_extent < 0 || first_extent > shape_[0]) {
+    file_.abort();
+    throw io_error(path(), "npy_writer: first extent " + std::to_string(first_extent) + " outside [0, " +
+                               std::to_string(shape_[0]) + "]");
+  }
+  const std::string old_header = make_npy_header(type_, shape_);
+  shape_[0] = first_extent;
+  data_bytes_ = checked_data_bytes(path(), type_, shape_);
+  const std::string header = make_npy_header(type_, shape_);
+  if (header.size() != old_header.size()) {  // cannot happen with the growth padding; never write a wrong one
+    file_.abort();
+    throw std::logic_error("npy_writer: the header changed length");
+  }
+  if (data_written_ != data_bytes_) {
+    file_.abort();
+    throw io_error(path(), "npy_writer: " + std::to_string(data_written_) + " data bytes written, shape " +
+                               shape_text(shape_) + " of " + std::string(npy_descr(type_)) + " needs " +
+                               std::to_string(data_bytes_));
+  }
+  file_.write_at(0, header.data(), header.size());
+  file_.commit();
+}
+
 }  // namespace scanlab::io

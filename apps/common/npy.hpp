@@ -99,6 +99,13 @@ class npy_writer {
   // io_error (and the temporary file removed) unless exactly the shape's bytes were written;
   // otherwise flushes, closes and renames the file over `path`.
   void commit();
+  // For an output whose length is known only at the end (compaction): the writer was made
+  // with the most rows it may get; the header is rewritten with `first_extent` as the shape's
+  // first extent (in place: numpy.save's header leaves room for the first axis to grow to 21
+  // digits, so its length does not change), then as commit(). io_error (temporary removed)
+  // unless exactly that shape's bytes were written, or for standard output (a stream's header
+  // has gone out already).
+  void commit_with_length(std::int64_t first_extent);
 
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return file_.target(); }
   [[nodiscard]] std::uint64_t data_bytes() const noexcept { return data_bytes_; }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -48,5 +49,30 @@ class status_line {
 
 // Whether progress lines can be seen: stderr is a terminal.
 [[nodiscard]] bool stderr_is_terminal();
+
+// "1.23 GB" (decimal units, as disks are sold).
+[[nodiscard]] std::string show_bytes(double bytes);
+
+// A progress bar over `total` bytes on a status_line: "[####      ]  40% 1.20 GB / 3.00 GB,
+// 850 MB/s", redrawn at most 10 times a second, only on a terminal (scanlab-gen's output, the
+// streaming paths of scanlab-reduce, -scan and -compact).
+class progress_bar {
+ public:
+  progress_bar(std::string prefix, std::uint64_t total, bool enabled);
+  void update(std::uint64_t done, bool force = false);
+  // The last state, shown while the file is flushed to disk.
+  void syncing();
+
+ private:
+  std::uint64_t total_;
+  status_line line_;
+};
+
+// Ctrl-C and SIGTERM set a flag instead of ending the process, so that a long run can stop
+// between two steps and remove its temporary output on the way out (a second signal ends the
+// process at once). interrupted() reads the flag; exit code 130 is the shells' for SIGINT.
+void catch_interrupts();
+[[nodiscard]] bool interrupted();
+inline constexpr int exit_interrupted = 130;
 
 }  // namespace scanlab::cli

@@ -9,11 +9,13 @@
 //   scanlab-compact --generate few-unique --dtype int32 --unique
 //   scanlab-compact --n 2^28 --lt 2147483648 --validate --bench --json compact.json
 #include "compact/compact_gpu.hpp"
+#include "compact/compact_stream.hpp"
 #include "compact/predicate.hpp"
 
 #include "common/bench_report.hpp"
 #include "common/cli.hpp"
 #include "common/dataset.hpp"
+#include "common/slices.hpp"
 #include "common/table.hpp"
 
 #include <spdlog/spdlog.h>
@@ -100,6 +102,78 @@ std::string percent(double fraction) {
   return buffer;
 }
 
+// The streaming path (--device-memory, or an input larger than the GPU's free memory): the
+// input (memory-mapped where it is a file) compacted slice by slice with the streaming library;
+// each slice's kept items checked against std::copy_if with --validate and appended to -o
+// (stream_writer: the .npy header, written first for the most items, is rewritten with the
+// count at the end, and the temporary file renamed over -o). Value predicates only.
+int run_streaming(scanlab::cli::app& app, const io::input_array& x, const predicate_spec& spec,
+                  const scanlab::cli::path_choice& path) {
+  const auto& o = app.options();
+  const std::int64_t n = x.size();
+  spdlog::info("compacting {} x {} ({}), streamed through at most {} of device memory ({})", n, io::name(x.type()),
+               describe(spec), scanlab::cli::show_bytes(static_cast<double>(path.device_bytes)), path.reason);
+  std::optional<io::stream_writer> writer;
+  if (!o.output.empty()) writer.emplace(o.output, x.type(), std::vector<std::int64_t>{n}, false);
+  scanlab::cli::catch_interrupts();
+  scanlab::stream_workspace ws(path.device_bytes);
+  std::int64_t kept = 0;
+  std::string problem;  // the first difference from std::copy_if
+  const scanlab::cli::stream_timing timing = io::visit(x.type(), [&]<class T>() {
+    const value_test<T> test = make_value_test<T>(spec);
+    const std::span<const T> xs = x.as<T>();
+    const auto slice_items = std::max<std::uint64_t>(1, app.stream_slice_bytes() / sizeof(T));
+    scanlab::host_buffer buffer(
+        static_cast<std::size_t>(std::min<std::uint64_t>(slice_items, static_cast<std::uint64_t>(n))) * sizeof(T));
+    auto* out = reinterpret_cast<T*>(buffer.data());
+    std::vector<T> want;
+    const auto step = [&](std::int64_t begin, std::int64_t count) {
+      const std::span<const T> slice = xs.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(count));
+      std::int64_t got = 0;
+      const double seconds =
+          scanlab::cli::timed([&] { got = scanlab::compact_app::stream_select<T>(ws, test, slice.data(), out, count); });
+      if (o.validate && problem.empty()) {
+        want.clear();
+        std::copy_if(slice.begin(), slice.end(), std::back_inserter(want), test);
+        if (static_cast<std::size_t>(got) != want.size()) {
+          problem = "input items " + std::to_string(begin) + ".." + std::to_string(begin + count - 1) + ": kept " +
+                    std::to_string(got) + ", want " + std::to_string(want.size());
+        } else if (got > 0 && std::memcmp(out, want.data(), want.size() * sizeof(T)) != 0) {
+          problem = "a kept item among " + std::to_string(kept) + ".." + std::to_string(kept + got - 1) + " differs";
+        }
+      }
+      if (writer) writer->write(out, static_cast<std::size_t>(got) * sizeof(T));
+      kept += got;
+      return seconds;
+    };
+    return scanlab::cli::for_each_slice(app.name(), !o.quiet, n, sizeof(T), app.stream_slice_bytes(), step);
+  });
+  if (writer) writer->commit_with_length(kept);
+
+  const double selectivity = n > 0 ? static_cast<double>(kept) / static_cast<double>(n) : 0.0;
+  std::cout << "kept " << kept << " of " << n << " (" << describe(spec) << "), selectivity " << percent(selectivity)
+            << '\n';
+  scanlab::app_report report = app.new_report();
+  nlohmann::json& json = report.result();
+  json["input"] = o.input.empty() ? "generated " + app.dataset_name() : o.input;
+  json["n"] = n;
+  json["dtype"] = std::string(io::name(x.type()));
+  json["predicate"] = describe(spec);
+  json["count"] = kept;
+  json["selectivity"] = selectivity;
+  const std::uint64_t host_bytes = x.bytes() + static_cast<std::uint64_t>(kept) * io::size_of(x.type());
+  json["streaming"] = scanlab::cli::stream_summary(path, ws, timing, host_bytes, o.bench, std::cout);
+  if (writer) spdlog::info("wrote {} ({} x {})", o.output, kept, io::name(x.type()));
+  if (o.validate) {
+    report.add({"CPU std::copy_if", problem.empty(),
+                problem.empty() ? "kept " + std::to_string(kept) + " of " + std::to_string(n) +
+                                      ", pass (streamed slice by slice; CUB is not run on the streaming path)"
+                                : "FAIL: " + problem});
+    scanlab::print_checks(std::cout, report.checks());
+  }
+  return app.finish(report, "a result differs from the CPU reference");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,8 +200,16 @@ int main(int argc, char** argv) {
   parser.add_option("--indices", indices_path, "Also write the kept elements' input positions here (int64 .npy)");
   parser.add_flag("--tune", tune, "With --bench: also time the production kernel's variants (launch modes; "
                                   "tile shapes for uint32 with --gt/--lt/--between/--finite)");
+  app.add_streaming_options();
   app.footer(
-      "Give one predicate (none: --nonzero). -o writes the kept values in the input's dtype.");
+      "Give one predicate (none: --nonzero). -o writes the kept values in the input's dtype.\n"
+      "Inputs larger than GPU memory: a .npy or raw file is memory-mapped, not read, and streamed through "
+      "the GPU in slices (scanlab::streaming::select_if) when the input and the kept values would not fit in "
+      "the free device memory, or whatever their size with --device-memory LIMIT; the kept values go to -o "
+      "(a .npy or raw file, not standard output: the count is known only at the end) as they come, into a "
+      "temporary file renamed over it at the end; a progress bar shows on a terminal; --validate checks every "
+      "slice against std::copy_if (CUB is not run); --bench reports the GB/s of host data. The value "
+      "predicates only (not --flags, --unique, --indices).");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();
@@ -137,24 +219,45 @@ int main(int argc, char** argv) {
     const predicate_spec spec = choose_predicate(p);
 
     // Inputs and bounds first: a bad file, flag length or bound is reported before the GPU is touched.
-    io::host_array data = app.load_input();
-    check_dtype(spec, data.type());
-    if (data.shape().size() > 1) spdlog::info("the input is {}-D: compacting its {} elements in C order",
-                                              data.shape().size(), data.size());
+    // A .npy or raw file is mapped, not read: read (input.take) only for the in-memory path.
+    io::input_array input = app.open_input();
+    check_dtype(spec, input.type());
+    if (input.shape().size() > 1) spdlog::info("the input is {}-D: compacting its {} elements in C order",
+                                               input.shape().size(), input.size());
     if (spec.kind != test_kind::flags && spec.kind != test_kind::unique) {
-      io::visit(data.type(), [&]<class T>() { (void)make_value_test<T>(spec); });
+      io::visit(input.type(), [&]<class T>() { (void)make_value_test<T>(spec); });
     }
     std::optional<std::vector<std::uint8_t>> flags;
     if (spec.kind == test_kind::flags) {
       const io::host_array flag_array = app.load_file(spec.flags_file);
-      if (flag_array.size() != data.size()) {
+      if (flag_array.size() != input.size()) {
         throw std::runtime_error("--flags " + spec.flags_file + " has " + std::to_string(flag_array.size()) +
-                                 " elements, the input has " + std::to_string(data.size()));
+                                 " elements, the input has " + std::to_string(input.size()));
       }
       flags = to_flags(flag_array);
     }
 
     app.select_device();
+    // The in-memory path holds the input, the kept items (twice with --validate or --bench:
+    // CUB's), their positions with --indices, the flags.
+    const std::uint64_t n_items = static_cast<std::uint64_t>(input.size());
+    const scanlab::cli::path_choice path =
+        app.choose_path(input.bytes() * (o.validate || o.bench ? 3 : 2) + (indices_path.empty() ? 0 : n_items * 8) +
+                        (flags ? n_items : 0));
+    if (path.streaming) {
+      const std::string unsupported = spec.kind == test_kind::flags    ? "--flags"
+                                      : spec.kind == test_kind::unique ? "--unique"
+                                      : !indices_path.empty()          ? "--indices"
+                                                                       : "";
+      if (!unsupported.empty()) {
+        throw std::runtime_error(unsupported + ": not on the streaming path (" + path.reason +
+                                 "), which compacts by the value predicates only (--gt, --lt, --between, --nonzero, "
+                                 "--finite, --odd, --even)");
+      }
+      if (tune) spdlog::warn("--tune is ignored on the streaming path");
+      return run_streaming(app, input, spec, path);
+    }
+    io::host_array data = input.take(o.input);
     gpu_request request;
     request.predicate = spec;
     request.indices = !indices_path.empty();

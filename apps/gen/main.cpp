@@ -15,7 +15,6 @@
 
 #include <charconv>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -47,61 +46,9 @@ constexpr const char* program = "scanlab-gen";
 constexpr std::size_t chunk_bytes = std::size_t{8} << 20;
 static_assert(chunk_bytes % (static_cast<std::size_t>(gen::nearly_sorted_block) * 8) == 0);
 
-// Set by SIGINT/SIGTERM: the writing loop stops, and the temporary file is removed on the way out.
-volatile std::sig_atomic_t interrupted = 0;
-extern "C" void on_signal(int signal_number) {
-  interrupted = 1;
-  std::signal(signal_number, SIG_DFL);  // a second Ctrl-C ends the program at once
-}
-
-// "1.23 GB" (decimal units, as disks are sold).
-std::string show_bytes(double bytes) {
-  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
-  int unit = 0;
-  while (bytes >= 1000.0 && unit < 4) {
-    bytes /= 1000.0;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", bytes, units[unit]);
-  return text;
-}
-
-// A one-line progress bar on stderr, redrawn at most 10 times a second, only on a terminal.
-class progress_bar {
- public:
-  progress_bar(std::uint64_t total, bool enabled)
-      : total_(total), line_(program, enabled, 10, std::chrono::milliseconds(0)) {}
-
-  void update(std::uint64_t done, bool force = false) {
-    if (!force && !line_.due()) return;
-    const double fraction = total_ == 0 ? 1.0 : static_cast<double>(done) / static_cast<double>(total_);
-    constexpr int width = 30;
-    const int filled = static_cast<int>(fraction * width);
-    const double seconds = line_.elapsed_seconds();
-    std::string line = "[" + std::string(static_cast<std::size_t>(filled), '#') +
-                       std::string(static_cast<std::size_t>(width - filled), ' ') + "] ";
-    char percent[16];
-    std::snprintf(percent, sizeof percent, "%3d%% ", static_cast<int>(fraction * 100.0));
-    line += percent + show_bytes(static_cast<double>(done)) + " / " + show_bytes(static_cast<double>(total_));
-    if (seconds > 0.2) line += ", " + show_bytes(static_cast<double>(done) / seconds) + "/s";
-    line_.show(line, force);
-  }
-
-  // The last state, shown while the file is flushed to disk.
-  void syncing() {
-    update(total_, true);
-    line_.append(", syncing");
-  }
-
- private:
-  std::uint64_t total_;
-  cli::status_line line_;
-};
-
 // Generates the dataset chunk by chunk on `threads` workers and streams it to `path`.
 void write_dataset(const gen::spec& s, io::dtype t, std::int64_t n, const std::filesystem::path& path,
-                   unsigned threads, progress_bar& progress) {
+                   unsigned threads, cli::progress_bar& progress) {
   io::npy_writer writer(path, t, {n});
   const std::size_t element = io::size_of(t);
   const auto chunk = static_cast<std::int64_t>(chunk_bytes / element);
@@ -131,7 +78,7 @@ void write_dataset(const gen::spec& s, io::dtype t, std::int64_t n, const std::f
     pending.front().get();
     pending.pop_front();
     if (c + threads < chunks) launch(c + threads);
-    if (interrupted != 0) throw std::runtime_error("interrupted; nothing written");
+    if (cli::interrupted()) throw std::runtime_error("interrupted; nothing written");
     const std::int64_t count = std::min(chunk, n - c * chunk);
     const std::size_t bytes = static_cast<std::size_t>(count) * element;
     writer.write(buffers[static_cast<std::size_t>(c) % buffer_count].get(), bytes);
@@ -269,11 +216,10 @@ int run(int argc, char** argv) {
     }
   }
 
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  cli::catch_interrupts();
   const auto start = clock_type::now();
   {
-    progress_bar progress(static_cast<std::uint64_t>(n) * io::size_of(*type), chatty);
+    cli::progress_bar progress(program, static_cast<std::uint64_t>(n) * io::size_of(*type), chatty);
     write_dataset(s, *type, n, path, threads, progress);
   }
   const double seconds = std::chrono::duration<double>(clock_type::now() - start).count();
@@ -296,5 +242,5 @@ int main(int argc, char** argv) {
   } catch (...) {
     std::cerr << program << ": error: unknown exception\n";
   }
-  return interrupted != 0 ? 130 : cli::exit_error;
+  return cli::interrupted() ? cli::exit_interrupted : cli::exit_error;
 }

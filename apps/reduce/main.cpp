@@ -14,10 +14,12 @@
 // signed data, uint64 for unsigned, wrapping on overflow), floats in their own type; min
 // and max in the data's type. min and max follow NumPy with NaNs: a NaN anywhere gives NaN.
 #include "reduce/reduce_gpu.hpp"
+#include "reduce/reduce_stream.hpp"
 
 #include "common/bench_report.hpp"
 #include "common/cli.hpp"
 #include "common/dataset.hpp"
+#include "common/slices.hpp"
 #include "common/table.hpp"
 #include "common/values.hpp"
 
@@ -51,42 +53,70 @@ struct reference {
   bool approximate = false;
 };
 
+// The CPU reference fed in pieces (the streaming path checks each slice while it is in memory).
 template <class T, class Acc>
-reference<Acc> reduce_cpu(std::span<const T> x, reduce_op op, Acc init) {
-  if constexpr (std::is_same_v<T, Acc>) {  // min and max keep the data's type
-    if (op == reduce_op::min || op == reduce_op::max) {
-      Acc r = init;
-      for (const T v : x) r = scanlab::ops::apply(op, r, v);  // NaN-aware, -0.0 below +0.0
-      return {r};
-    }
+class cpu_reduce {
+ public:
+  cpu_reduce(reduce_op op, Acc init)
+      : op_(op), value_(init), exact_(init), magnitude_(std::fabs(static_cast<long double>(init))) {
+    if constexpr (std::is_integral_v<Acc>) bits_ = static_cast<std::uint64_t>(init);
   }
-  if constexpr (std::is_floating_point_v<Acc>) {
-    constexpr double eps = std::numeric_limits<Acc>::epsilon();
-    const double terms = static_cast<double>(x.size()) + 1;
-    long double r = init;
-    long double magnitude = std::fabs(static_cast<long double>(init));
-    for (const T v : x) {
-      if (op == reduce_op::sum) {
-        r += v;
-        magnitude += std::fabs(static_cast<long double>(v));
-      } else {
-        r *= v;
+
+  void add(std::span<const T> x) {
+    if constexpr (std::is_same_v<T, Acc>) {  // min and max keep the data's type
+      if (op_ == reduce_op::min || op_ == reduce_op::max) {
+        for (const T v : x) value_ = scanlab::ops::apply(op_, value_, v);  // NaN-aware, -0.0 below +0.0
+        return;
       }
     }
-    const auto value = static_cast<Acc>(r);
-    const double slack = op == reduce_op::sum
-                             ? terms * eps * static_cast<double>(magnitude) + std::numeric_limits<Acc>::denorm_min()
-                             : (terms + 4) * eps * std::fabs(static_cast<double>(value)) +
-                                   terms * std::numeric_limits<Acc>::min();
-    return {value, slack, true};
-  } else {
-    std::uint64_t r = static_cast<std::uint64_t>(init);
-    for (const T v : x) {
-      const auto u = static_cast<std::uint64_t>(static_cast<Acc>(v));
-      r = op == reduce_op::sum ? r + u : r * u;
+    terms_ += static_cast<double>(x.size());
+    if constexpr (std::is_floating_point_v<Acc>) {
+      for (const T v : x) {
+        if (op_ == reduce_op::sum) {
+          exact_ += v;
+          magnitude_ += std::fabs(static_cast<long double>(v));
+        } else {
+          exact_ *= v;
+        }
+      }
+    } else {
+      for (const T v : x) {
+        const auto u = static_cast<std::uint64_t>(static_cast<Acc>(v));
+        bits_ = op_ == reduce_op::sum ? bits_ + u : bits_ * u;
+      }
     }
-    return {static_cast<Acc>(r)};
   }
+
+  [[nodiscard]] reference<Acc> result() const {
+    if (op_ == reduce_op::min || op_ == reduce_op::max) return {value_};
+    if constexpr (std::is_floating_point_v<Acc>) {
+      constexpr double eps = std::numeric_limits<Acc>::epsilon();
+      const double terms = terms_ + 1;
+      const auto value = static_cast<Acc>(exact_);
+      const double slack = op_ == reduce_op::sum
+                               ? terms * eps * static_cast<double>(magnitude_) + std::numeric_limits<Acc>::denorm_min()
+                               : (terms + 4) * eps * std::fabs(static_cast<double>(value)) +
+                                     terms * std::numeric_limits<Acc>::min();
+      return {value, slack, true};
+    } else {
+      return {static_cast<Acc>(bits_)};
+    }
+  }
+
+ private:
+  reduce_op op_;
+  Acc value_;               // min, max
+  std::uint64_t bits_ = 0;  // integer sums and products, on the unsigned 64-bit pattern
+  long double exact_;   // float sums and products
+  long double magnitude_;
+  double terms_ = 0;
+};
+
+template <class T, class Acc>
+reference<Acc> reduce_cpu(std::span<const T> x, reduce_op op, Acc init) {
+  cpu_reduce<T, Acc> cpu(op, init);
+  cpu.add(x);
+  return cpu.result();
 }
 
 template <class Acc>
@@ -211,6 +241,81 @@ nlohmann::json first_values(const io::host_array& values) {
   return texts;
 }
 
+// The report's fields that both paths fill alike (docs/json-schema.md).
+nlohmann::json& report_fields(scanlab::app_report& report, std::int64_t n, io::dtype type, const std::string& op_text,
+                              io::dtype result_type) {
+  nlohmann::json& json = report.result();
+  json["n"] = n;
+  json["dtype"] = io::name(type);
+  json["op"] = op_text;
+  json["result_dtype"] = io::name(result_type);
+  return json;
+}
+
+// The streaming path (--device-memory, or an input larger than the GPU's free memory): the
+// input (memory-mapped where it is a file) reduced slice by slice with the streaming library,
+// each slice fed to the CPU reference too with --validate. Whole reductions only.
+int run_streaming(scanlab::cli::app& app, const io::input_array& x, reduce_op op,
+                  const std::optional<io::host_array>& init, const scanlab::cli::path_choice& path) {
+  const auto& o = app.options();
+  const std::string op_text(scanlab::ops::name(op));
+  const io::dtype result_type = scanlab::reduce_app::result_dtype(x.type(), op);
+  spdlog::info("{} of {} x {} ({}), streamed through at most {} of device memory ({})", op_text, x.size(),
+               io::name(x.type()), io::name(result_type),
+               scanlab::cli::show_bytes(static_cast<double>(path.device_bytes)), path.reason);
+  scanlab::cli::catch_interrupts();
+  scanlab::stream_workspace ws(path.device_bytes);
+  io::host_array result(result_type, {1});
+  std::optional<scanlab::check> cpu_check;
+  const scanlab::cli::stream_timing timing = io::visit(x.type(), [&]<class T>() {
+    return scanlab::ops::visit(op, [&]<reduce_op Op>() {
+      using Acc = scanlab::reduce_app::result_t<T, Op>;
+      const Acc start = init ? init->as<Acc>()[0] : scanlab::ops::identity<Acc>(Op);
+      Acc acc = start;
+      cpu_reduce<T, Acc> cpu(op, start);
+      const std::span<const T> xs = x.as<T>();
+      const auto step = [&](std::int64_t begin, std::int64_t count) {
+        const std::span<const T> slice = xs.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(count));
+        const double seconds = scanlab::cli::timed(
+            [&] { scanlab::reduce_app::stream_reduce<T, Op>(ws, slice.data(), count, acc); });
+        if (o.validate) cpu.add(slice);
+        return seconds;
+      };
+      const auto t = scanlab::cli::for_each_slice(app.name(), !o.quiet, x.size(), sizeof(T), app.stream_slice_bytes(), step);
+      result.as<Acc>()[0] = acc;
+      if (o.validate) {
+        const reference<Acc> want = cpu.result();
+        const bool ok = agrees(acc, want);
+        cpu_check = scanlab::check{"CPU reference", ok,
+                               ok ? "agrees (streamed slice by slice)"
+                                  : "got " + io::text_of(result, 0) + ", the CPU reference gives " +
+                                        io::format_value(want.value)};
+      }
+      return t;
+    });
+  });
+  std::cout << op_text << " = " << io::text_of(result, 0) << " (" << io::name(result_type) << ")\n";
+
+  scanlab::app_report out = app.new_report();
+  nlohmann::json& json = report_fields(out, x.size(), x.type(), op_text, result_type);
+  json["segments"] = nullptr;
+  json["runs"] = nullptr;
+  json["values"] = first_values(result);
+  json["keys"] = nullptr;
+  json["cub_call"] = "not run: the streaming path has no CUB counterpart";
+  json["streaming"] = scanlab::cli::stream_summary(path, ws, timing, x.bytes(), o.bench, std::cout);
+  if (cpu_check) {
+    out.add(std::move(*cpu_check));
+    scanlab::print_checks(std::cout, out.checks());
+    std::cout << "CUB: not run on the streaming path\n";
+  }
+  if (!o.output.empty()) {
+    io::write_dataset(o.output, result);
+    spdlog::info("wrote {} (1 x {})", o.output, io::name(result_type));
+  }
+  return app.finish(out);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -244,34 +349,55 @@ int main(int argc, char** argv) {
       .add_option("--keys-out", keys_out_path,
                   "With --keys: writes the key of each run (in the keys' dtype), one per result of -o")
       ->needs(keys_option);
+  app.add_streaming_options();
   app.footer(
       "Result types follow NumPy's np.sum/np.prod: integer sums and products in int64 (signed data) "
       "or uint64 (unsigned data), wrapping on overflow; floats in their own type; min and max in the "
       "data's type, a NaN anywhere giving NaN. -o writes the result as an array (one element, or one "
-      "per segment or run).");
+      "per segment or run).\n"
+      "Inputs larger than GPU memory: a .npy or raw file is memory-mapped, not read, and streamed through "
+      "the GPU in slices (scanlab::streaming::reduce) when it would not fit in the free device memory, or "
+      "whatever its size with --device-memory LIMIT; a progress bar shows on a terminal; --validate checks "
+      "against the CPU reference computed slice by slice (CUB is not run); --bench reports the GB/s of host "
+      "data. The streaming path reduces whole inputs only (no --offsets, --keys).");
 
   return app.run(argc, argv, [&] {
     const auto& o = app.options();
     const reduce_op op = app.op();
     const std::string op_text(scanlab::ops::name(op));
     // Inputs first: a bad file, key, offset or initial value is reported before the GPU is touched.
-    const io::host_array x = app.load_input();
-    if (x.shape().size() > 1) spdlog::info("the input is {}-D: using its {} elements in C order", x.shape().size(), x.size());
+    // A .npy or raw file is mapped, not read: read (input.take) only for the in-memory path.
+    io::input_array input = app.open_input();
+    if (input.shape().size() > 1) {
+      spdlog::info("the input is {}-D: using its {} elements in C order", input.shape().size(), input.size());
+    }
     io::segments segs;
     std::optional<io::dtype> key_type;  // --keys: the keys' dtype (--keys-out writes it)
     if (!keys_path.empty()) {
-      io::key_array keys = io::load_keys(keys_path, x.size());
+      io::key_array keys = io::load_keys(keys_path, input.size());
       key_type = keys.type;
       segs.keys = std::move(keys.bits);
     }
-    if (!offsets_path.empty()) segs.offsets = io::load_offsets(offsets_path, x.size());
+    if (!offsets_path.empty()) segs.offsets = io::load_offsets(offsets_path, input.size());
     const std::vector<std::int64_t>& offsets = segs.offsets;
-    const io::dtype result_type = scanlab::reduce_app::result_dtype(x.type(), op);
+    const io::dtype result_type = scanlab::reduce_app::result_dtype(input.type(), op);
     scanlab::reduce_app::gpu_request request;
     request.op = op;
     if (!init_text.empty()) request.init = io::parse_value("--init", init_text, result_type);
 
     app.select_device();
+    const std::uint64_t segment_bytes = (segs.keys ? segs.keys->bytes() : 0) + offsets.size() * sizeof(std::int64_t);
+    const scanlab::cli::path_choice path = app.choose_path(input.bytes() + segment_bytes);
+    if (path.streaming) {
+      if (segs.keys || !offsets.empty()) {
+        throw std::runtime_error(std::string(segs.keys ? "--keys" : "--offsets") +
+                                 ": the streaming path (" + path.reason +
+                                 ") reduces whole inputs only; reduce by segments or by key needs the input in "
+                                 "device memory");
+      }
+      return run_streaming(app, input, op, request.init, path);
+    }
+    const io::host_array x = input.take(o.input);
     request.compare = o.validate;
     request.bench = o.bench;
     request.repeat = o.repeat;
@@ -298,11 +424,7 @@ int main(int argc, char** argv) {
     }
 
     scanlab::app_report out = app.new_report();
-    nlohmann::json& json = out.result();
-    json["n"] = x.size();
-    json["dtype"] = io::name(x.type());
-    json["op"] = op_text;
-    json["result_dtype"] = io::name(result_type);
+    nlohmann::json& json = report_fields(out, x.size(), x.type(), op_text, result_type);
     json["segments"] = offsets.empty() ? nlohmann::json(nullptr) : nlohmann::json(segments);
     json["runs"] = key_type ? nlohmann::json(segments) : nlohmann::json(nullptr);
     json["values"] = first_values(report.result);  // more than 1024 segments or runs: null (see -o)

@@ -56,6 +56,22 @@ TEST(ParseCount, RejectsNonsense) {
   }
 }
 
+TEST(ParseBytes, SizesWithUnits) {
+  using scanlab::cli::parse_bytes;
+  EXPECT_EQ(parse_bytes("64K"), std::uint64_t{64} << 10);
+  EXPECT_EQ(parse_bytes("512M"), std::uint64_t{512} << 20);
+  EXPECT_EQ(parse_bytes("4G"), std::uint64_t{4} << 30);
+  EXPECT_EQ(parse_bytes("4GiB"), std::uint64_t{4} << 30);
+  EXPECT_EQ(parse_bytes("4GB"), std::uint64_t{4} << 30);
+  EXPECT_EQ(parse_bytes("1.5G"), std::uint64_t{3} << 29);
+  EXPECT_EQ(parse_bytes("2T"), std::uint64_t{2} << 40);
+  EXPECT_EQ(parse_bytes("1000000"), 1000000u);
+  EXPECT_EQ(parse_bytes("2^30"), std::uint64_t{1} << 30);
+  for (const char* bad : {"", "B", "G", "abc", "-1G", "4X", "1e30", "GiB"}) {
+    EXPECT_THROW(parse_bytes(bad), std::invalid_argument) << bad;
+  }
+}
+
 TEST(App, HelpAndVersionExitZero) {
   app a("scanlab-test", "A test app.");
   EXPECT_EQ(run_app(a, {"--help"}), 0);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -32,6 +33,7 @@
 #include "common/atomic_file.hpp"
 #include "common/dataset.hpp"
 #include "common/file_format.hpp"
+#include "common/mapped_input.hpp"
 #include "common/npy.hpp"
 #include "common/test_util.hpp"
 #include "common/values.hpp"
@@ -1361,6 +1363,150 @@ TEST_F(linrec_dtypes_test, text_and_convert) {
   expect_io_error([&] { (void)convert(array_of<double>({1e6}), dtype::f16); }, {"out of range for float16"});
   EXPECT_TRUE(same_bytes(convert(d16, dtype::f16), d16));
   EXPECT_EQ(convert(array_of<std::int32_t>({-7}), dtype::bf16).type(), dtype::bf16);
+}
+
+// ---- Inputs larger than memory: mapped (mapped_input.hpp), outputs streamed (stream_writer) ----
+
+using mapped_test = io_test;
+
+TEST_F(mapped_test, npy_and_raw_map_what_the_readers_read) {
+  std::vector<std::int32_t> values(1000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::int32_t>(i * 7919 % 1001) - 500;
+  write_npy(file("x.npy"), array_of(values));
+  const mapped_array npy = map_npy(file("x.npy"));
+  EXPECT_EQ(npy.type(), dtype::i32);
+  EXPECT_EQ(npy.shape(), (std::vector<std::int64_t>{1000}));
+  ASSERT_EQ(npy.bytes(), values.size() * 4);
+  EXPECT_EQ(std::memcmp(npy.data(), values.data(), npy.bytes()), 0);
+
+  write_bytes(file("x.bin"), bytes_of(values));
+  const input_array raw = open_dataset(file("x.bin"), {.type = dtype::i32});
+  EXPECT_TRUE(raw.is_mapped());
+  ASSERT_EQ(raw.size(), 1000);
+  EXPECT_EQ(raw.as<std::int32_t>()[999], values[999]);
+  EXPECT_THROW((void)raw.as<float>(), std::invalid_argument);
+
+  // take(): the mapped elements copied into an array the in-memory path can use.
+  input_array mapped = open_dataset(file("x.npy"));
+  EXPECT_TRUE(mapped.is_mapped());
+  EXPECT_EQ(values_of<std::int32_t>(mapped.take(file("x.npy"))), values);
+
+  // Text is read, not mapped.
+  write_bytes(file("t.txt"), "1\n2\n");
+  EXPECT_FALSE(open_dataset(file("t.txt"), {.type = dtype::i64}).is_mapped());
+}
+
+TEST_F(mapped_test, empty_and_two_d) {
+  write_npy(file("e.npy"), host_array(dtype::f64, {0}));
+  const mapped_array empty = map_npy(file("e.npy"));
+  EXPECT_EQ(empty.size(), 0);
+  EXPECT_EQ(empty.bytes(), 0u);
+  host_array two_d(dtype::u16, {3, 5});
+  for (std::int64_t i = 0; i < 15; ++i) two_d.as<std::uint16_t>()[static_cast<std::size_t>(i)] = static_cast<std::uint16_t>(i);
+  write_npy(file("m.npy"), two_d);
+  const mapped_array m = map_npy(file("m.npy"));
+  EXPECT_EQ(m.shape(), (std::vector<std::int64_t>{3, 5}));
+  EXPECT_EQ(m.size(), 15);
+  EXPECT_EQ(reinterpret_cast<const std::uint16_t*>(m.data())[14], 14);
+}
+
+TEST_F(mapped_test, the_readers_checks_and_messages) {
+  write_npy(file("x.npy"), array_of<float>({1, 2, 3, 4}));
+  std::string bytes = read_bytes(file("x.npy"));
+  write_bytes(file("short.npy"), bytes.substr(0, bytes.size() - 3));
+  expect_io_error([&] { (void)map_npy(file("short.npy")); }, {"short.npy", "truncated data", "needs 16 bytes, file has 13"});
+  expect_io_error([&] { (void)open_dataset(file("short.npy")); }, {"short.npy", "truncated data"});
+  write_bytes(file("long.npy"), bytes + "x");
+  expect_io_error([&] { (void)map_npy(file("long.npy")); }, {"long.npy", "trailing bytes"});
+  write_bytes(file("bad.npy"), npy_bytes(1, "{'descr': 5}  \n"));
+  expect_io_error([&] { (void)open_dataset(file("bad.npy")); }, {"bad.npy", "header"});
+  write_bytes(file("odd.bin"), "12345");
+  expect_io_error([&] { (void)open_dataset(file("odd.bin"), {.type = dtype::i32}); }, {"odd.bin", "not a whole number"});
+  expect_io_error([&] { (void)open_dataset(file("missing.npy")); }, {"missing.npy", "cannot open"});
+  fs::create_directories(file("dir.npy"));
+  expect_io_error([&] { (void)open_dataset(file("dir.npy")); }, {"dir.npy", "directory"});
+  // A header padded so that the data would be misaligned: read instead of mapped.
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+  header += std::string(63 - (10 + header.size()) % 64 + 1, ' ') + "\n";  // data at 65: not a multiple of 4
+  const float two[2] = {1.5f, -2.0f};
+  write_bytes(file("odd.npy"), npy_bytes(1, header, std::string_view(reinterpret_cast<const char*>(two), sizeof two)));
+  const input_array odd = open_dataset(file("odd.npy"));
+  EXPECT_FALSE(odd.is_mapped());
+  EXPECT_EQ(odd.as<float>()[1], -2.0f);
+}
+
+using stream_writer_test = io_test;
+
+TEST_F(stream_writer_test, length_known_at_the_end_rewrites_the_header) {
+  {
+    stream_writer writer(file("k.npy"), dtype::i64, {1000}, false);
+    const std::vector<std::int64_t> kept = {5, -6, 7};
+    writer.write(kept.data(), 3 * sizeof(std::int64_t));
+    writer.commit_with_length(3);
+  }
+  EXPECT_EQ(values_of<std::int64_t>(read_npy(file("k.npy"))), (std::vector<std::int64_t>{5, -6, 7}));
+  // Byte for byte what write_npy (numpy.save) writes for the same array.
+  write_npy(file("ref.npy"), array_of<std::int64_t>({5, -6, 7}));
+  EXPECT_EQ(read_bytes(file("k.npy")), read_bytes(file("ref.npy")));
+  {
+    stream_writer writer(file("none.npy"), dtype::f32, {1u << 20}, false);
+    writer.commit_with_length(0);
+  }
+  EXPECT_EQ(read_npy(file("none.npy")).size(), 0);
+  // Raw: the bytes as they came.
+  {
+    stream_writer writer(file("k.bin"), dtype::u8, {10}, false);
+    writer.write("ab", 2);
+    writer.commit_with_length(2);
+  }
+  EXPECT_EQ(read_bytes(file("k.bin")), "ab");
+  EXPECT_THROW(stream_writer(file("k.txt"), dtype::u8, {10}), io_error);
+  EXPECT_THROW(stream_writer("-", dtype::u8, {10}, false), io_error);  // a stream's header goes out first
+}
+
+TEST_F(stream_writer_test, wrong_counts_and_abandoned_writes_leave_nothing) {
+  write_npy(file("keep.npy"), array_of<float>({1, 2}));
+  const std::string before = read_bytes(file("keep.npy"));
+  {
+    stream_writer writer(file("keep.npy"), dtype::f32, {8}, false);
+    const float values[3] = {1, 2, 3};
+    writer.write(values, sizeof values);
+    expect_io_error([&] { writer.commit_with_length(2); }, {"keep.npy", "12 data bytes written"});
+  }
+  {
+    stream_writer writer(file("keep.npy"), dtype::f32, {8});
+    const float values[3] = {1, 2, 3};
+    writer.write(values, sizeof values);
+  }  // destroyed without commit (an exception on the way out, Ctrl-C)
+  EXPECT_EQ(read_bytes(file("keep.npy")), before);
+  EXPECT_EQ(listing(), std::vector<std::string>{"keep.npy"});
+}
+
+// A full disk, simulated without root: a file size limit (RLIMIT_FSIZE, as `ulimit -f`) with
+// SIGXFSZ ignored, so that write() fails with EFBIG as it fails with ENOSPC on a full disk.
+TEST_F(stream_writer_test, full_disk_is_one_clear_error_and_leaves_nothing) {
+  write_npy(file("out.npy"), array_of<std::int32_t>({1, 2, 3}));
+  const std::string before = read_bytes(file("out.npy"));
+  rlimit old_limit{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old_limit;
+  small.rlim_cur = 64 << 10;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string message;
+  try {
+    stream_writer writer(file("out.npy"), dtype::i32, {1 << 20});
+    const std::vector<std::int32_t> chunk(4096, 7);
+    for (int i = 0; i < 256; ++i) writer.write(chunk.data(), chunk.size() * sizeof(std::int32_t));
+    writer.commit();
+  } catch (const io_error& e) {
+    message = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(message.find("out.npy: write failed: File too large"), std::string::npos) << message;
+  EXPECT_EQ(read_bytes(file("out.npy")), before);
+  EXPECT_EQ(listing(), std::vector<std::string>{"out.npy"});
 }
 
 }  // namespace

@@ -10,6 +10,12 @@
 #             --init: --validate against the CPU reference and CUB passes, -o writes the
 #             result (one value per run by key) and --keys-out the key of each run
 #             (skipped without a GPU: exit 77)
+#   StreamErrors  the streaming path's input faults (issue #24: missing, directory, truncated,
+#             bad header, raw size, bad --device-memory): found before a GPU is looked for
+#   Stream    --device-memory 64K (the streaming path, many chunks and slices) gives the
+#             in-memory result: integers exactly, floats within a tolerance, n = 0, 1, 4097,
+#             300007, every operator, --init, raw and 2-D inputs, --validate passes; segments
+#             and keys are refused on it (skipped without a GPU: exit 77)
 set -uo pipefail
 case_name="$1" bin="$2"
 app="$bin/scanlab-reduce" gen="$bin/scanlab-gen"
@@ -125,6 +131,28 @@ case "$case_name" in
         fail "NaN $op by key: $out"
       grep -qE "of each \(float32\): -?nan -2$" <<< "$out" || fail "NaN $op by key: not nan -2: $out"
     done
+    ;;
+  StreamErrors)
+    stream_input_errors
+    ;;
+  Stream)
+    skip_without_gpu
+    stream_sweep "--op sum" "--op prod" "--op min" "--op max"
+    "$gen" --dist normal --dtype int32 --n 300007 -o "$tmp/x.npy" -q || fail "scanlab-gen"
+    stream_matches "--init" -i "$tmp/x.npy" --op sum --init -1000000
+    stream_matches "--init max" -i "$tmp/x.npy" --op max --init 2147483647
+    tail -c 1200028 "$tmp/x.npy" > "$tmp/x.bin"  # the data alone: raw int32, mapped
+    stream_matches "raw" -i "$tmp/x.bin" --dtype int32 --op sum
+    "$gen" --dist normal --dtype float32 --n 1000 -o "$tmp/f.npy" -q || fail "scanlab-gen"
+    python3 -c "import sys; d = open(sys.argv[1], 'rb').read(); open(sys.argv[2], 'wb').write(d.replace(b\"(1000,)\", b\"(8,125)\", 1))" \
+      "$tmp/f.npy" "$tmp/f2.npy" || fail "2-D input"
+    stream_matches "2-D" -i "$tmp/f2.npy" --op sum
+    printf '1.5\nnan\n-2\n' > "$tmp/nan.txt"
+    out=$("$app" -i "$tmp/nan.txt" --dtype float32 --op max --device-memory 64K --validate 2>&1) || fail "NaN: $out"
+    grep -qE "max = -?nan" <<< "$out" || fail "NaN max streamed: $out"
+    expect_error 1 "--offsets: the streaming path (--device-memory 64K) reduces whole inputs only" \
+      -i "$tmp/x.npy" --device-memory 64K --offsets "$(list o "0 5 300007")"
+    expect_error 1 "--keys: the streaming path" -i "$tmp/x.npy" --device-memory 64K --keys "$(run_keys k 300007 5)"
     ;;
   *) echo "unknown case $case_name"; exit 2 ;;
 esac

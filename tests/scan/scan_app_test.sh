@@ -9,6 +9,14 @@
 #             (empty segments, boundaries at n), n = 0, 1 and 300007, NaNs in floats:
 #             --validate against the CPU reference and CUB passes and -o writes n results
 #             (skipped without a GPU: exit 77)
+#   StreamErrors  the streaming path's input faults (issue #24: missing, directory, truncated,
+#             bad header, raw size, bad --device-memory): found before a GPU is looked for
+#   Stream    --device-memory 64K (the streaming path, many chunks and slices) writes what the
+#             in-memory path writes: integers exactly, floats within a tolerance, n = 0, 1,
+#             4097, 300007, every operator, inclusive and exclusive, --init, the results
+#             widened (int32 and uint8 summed in 64 bits), --validate passes; a full disk on
+#             the output (ulimit -f) is one clear error leaving no file; keys and offsets
+#             are refused on it (skipped without a GPU: exit 77)
 set -uo pipefail
 case_name="$1" bin="$2"
 app="$bin/scanlab-scan" gen="$bin/scanlab-gen"
@@ -68,6 +76,29 @@ case "$case_name" in
     out=$("$app" -i "$(list v "1 2 3 4 5 6")" --dtype int32 --keys "$(list k "9 9 -1 7 7 7")" --validate 2>&1) ||
       fail "small by key: $out"
     grep -q ": 1 3 3 4 ... 15" <<< "$out" || fail "small by key: $out"
+    ;;
+  StreamErrors)
+    stream_input_errors
+    ;;
+  Stream)
+    skip_without_gpu
+    stream_sweep "--op sum" "--op prod" "--op min" "--op max" \
+      "--op sum --exclusive" "--op prod --exclusive" "--op min --exclusive" "--op max --exclusive"
+    "$gen" --dist normal --dtype int32 --n 300007 -o "$tmp/x.npy" -q || fail "scanlab-gen"
+    stream_matches "--init" -i "$tmp/x.npy" --op sum --init -1000000
+    stream_matches "--init, exclusive" -i "$tmp/x.npy" --op max --exclusive --init 7
+    tail -c 1200028 "$tmp/x.npy" > "$tmp/x.bin"  # the data alone: raw int32, mapped
+    stream_matches "raw" -i "$tmp/x.bin" --dtype int32 --op sum
+    # To standard output: the .npy streams out as it is computed.
+    "$app" -i "$tmp/x.npy" --device-memory 64K --stream-slice 40000 -q -o - > "$tmp/piped.npy" 2> "$tmp/stderr" ||
+      fail "-o -: $(cat "$tmp/stderr")"
+    "$app" -i "$tmp/x.npy" -q -o "$tmp/mem.npy" || fail "in memory"
+    cmp -s "$tmp/piped.npy" "$tmp/mem.npy" || fail "-o - streamed differs from the in-memory output"
+    # A full disk: int64 results of 300007 items (2.4 MB) against a 256 KiB file size limit.
+    stream_full_disk -i "$tmp/x.npy" --op sum
+    expect_error 1 "--offsets: the streaming path (--device-memory 64K) scans whole inputs only" \
+      -i "$tmp/x.npy" --device-memory 64K --offsets "$(list o "0 5 300007")"
+    expect_error 1 "--keys: the streaming path" -i "$tmp/x.npy" --device-memory 64K --keys "$(run_keys k 300007 5)"
     ;;
   *) echo "unknown case $case_name"; exit 2 ;;
 esac
