@@ -55,6 +55,8 @@ struct gpu_report {
 };
 
 gpu_report run_gpu_f32(const gpu_request& request);
+// Whether --tune's tile-shape variants were built (-DSCANLAB_LINREC_TUNE=ON).
+bool tuning_variants_built();
 gpu_report run_gpu_f64(const gpu_request& request);
 // The 16-bit and complex types: scanlab and CUB (no tuning variants). Not yet run on a GPU
 // from the app (the library's tests of these types pass on the H100).

@@ -1,5 +1,7 @@
 // scanlab-linrec, GPU side for float32, with the tuning variants that --bench --tune times
-// (the table in primitives/docs/linrec.md; with --backward, the backward pass's shapes).
+// (the table in primitives/docs/linrec.md; with --backward, the backward pass's shapes) in
+// a build configured with -DSCANLAB_LINREC_TUNE=ON (eleven more kernels: left out by
+// default, a developer's tool).
 #include "linrec/linrec_gpu_impl.cuh"
 
 #include <scanlab/arch.cuh>
@@ -44,8 +46,14 @@ using gradient_variants =
 }  // namespace
 
 gpu_report run_gpu_f32(const gpu_request& request) {
+#if SCANLAB_LINREC_TUNE
   return run_typed<float, gradient_variants, variant_256x16_2p, variant_512x8_2p, variant_256x8_4p, variant_256x16_2,
                    variant_256x16_3b2, variant_1024x8_1p>(request);
+#else
+  return run_typed<float>(request);
+#endif
 }
+
+bool tuning_variants_built() { return SCANLAB_LINREC_TUNE != 0; }
 
 }  // namespace scanlab::linrec_app

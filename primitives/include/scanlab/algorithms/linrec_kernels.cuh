@@ -458,7 +458,7 @@ using default_linrec_gradient_policy = linrec_gradient_tuning<T>;
 // 0.527 for the look-back kernel. Only float was measured; the shapes count bytes, so the
 // other types take the same bytes per thread. Other architectures: their look-back
 // shapes (not measured). Where the rows shape's tile is not a multiple of the length (8192
-// floats), the look-back shape's larger tile is tried next (dispatch_rows).
+// floats), the look-back kernel (dispatch_rows).
 template <class T, int Family>
 struct linrec_rows_shape {
   using policy = std::conditional_t<Family >= 90 && Family < 120, linrec_policy<256, linrec_items<T>(64), 2, false>,
@@ -1794,10 +1794,10 @@ __global__ void linrec_initial_states_kernel(T* final_x, const T* x0s, T x0, std
 // The dispatch rule of row-major batches (and one sequence): linrec_rows_kernel, without
 // look-back, where no tile needs the state of the one before: the whole input fits one
 // tile, or tile_items is a multiple of the length (whole sequences per tile: every power of
-// two up to the tile). dispatch_rows asks it of the rows shape (4096 floats on Hopper), then
-// of the look-back shape (8192); the single-pass kernel otherwise, and whenever a launch
-// mode is forced (tests and benchmarks of the engine). Measured on the H100 in
-// primitives/docs/linrec.md ("Short rows").
+// two up to the tile). dispatch_rows asks it of the rows shape (4096 floats on Hopper); the
+// single-pass kernel otherwise (length 8192 too), and whenever a launch mode is forced
+// (tests and benchmarks of the engine). Measured on the H100 in primitives/docs/linrec.md
+// ("Short rows").
 template <class Policy>
 constexpr bool whole_rows_per_tile(std::int64_t batch, std::int64_t length, linrec_mode mode) {
   if (mode != linrec_mode::automatic || length <= 0) return false;
@@ -1807,15 +1807,13 @@ constexpr bool whole_rows_per_tile(std::int64_t batch, std::int64_t length, linr
 // Temp storage of the single-pass kernel: [alignment slack][tile states], for every
 // architecture's tiles (no need to ask the device); the slack alone (never empty: a
 // nonzero size keeps CUB's two-phase protocol unambiguous) where every architecture's
-// rows shape, or every architecture's look-back shape, takes the rows kernel.
+// rows shape takes the rows kernel.
 template <class Tuning, class T, class RowsTuning = Tuning>
 constexpr std::size_t rows_temp_bytes(std::int64_t batch, std::int64_t length, linrec_mode mode) {
-  const auto everywhere = [&]<class Table>(std::type_identity<Table>) {
-    return arch::max_over_policies<Table>([&](auto policy) {
-             return whole_rows_per_tile<typename decltype(policy)::type>(batch, length, mode) ? 0 : 1;
-           }) == 0;
-  };
-  if (everywhere(std::type_identity<RowsTuning>{}) || everywhere(std::type_identity<Tuning>{})) return 256;
+  const bool rows_everywhere = arch::max_over_policies<RowsTuning>([&](auto policy) {
+                                 return whole_rows_per_tile<typename decltype(policy)::type>(batch, length, mode) ? 0 : 1;
+                               }) == 0;
+  if (rows_everywhere) return 256;
   return arch::max_over_policies<Tuning>([&](auto policy) -> std::size_t {
     return 256 + device::tile_state<affine_map<linrec_state_t<T>>>::storage_bytes(
                      detail::ceil_div<std::int64_t>(batch * length, decltype(policy)::type::tile_items));
@@ -1880,8 +1878,10 @@ template <class RowsTuning, class Source, class T>
 }
 
 // One sequence (batch == 1, length == n) or a row-major batch. x and/or final_x. T: the
-// storage type. Short rows take the rows kernel (RowsTuning's shape, else Tuning's: the
-// first whose tile takes whole rows), the others the single-pass kernel (Tuning).
+// storage type. Short rows take the rows kernel (RowsTuning's shape, where its tile takes
+// whole rows), the others the single-pass kernel (Tuning). One rows kernel per source: the
+// look-back shape's larger tile in the rows kernel (length 8192: 0.225 ms against 0.252 for
+// the look-back kernel, H100) would be a third kernel per source, form and type to compile.
 template <class Tuning, class RowsTuning = Tuning, class Source, class T>
 [[nodiscard]] cudaError_t dispatch_rows(void* d_temp, std::size_t& temp_bytes, Source src, T* d_x, T* d_final,
                                         std::int64_t batch, std::int64_t length, const T* d_x0s, T x0,
@@ -1909,9 +1909,6 @@ template <class Tuning, class RowsTuning = Tuning, class Source, class T>
   }
   bool taken = false;
   SCANLAB_TRY(launch_rows<RowsTuning>(taken, src, d_x, d_final, batch, length, d_x0s, x0, stream, options));
-  if constexpr (!std::is_same_v<RowsTuning, Tuning>) {
-    if (!taken) SCANLAB_TRY(launch_rows<Tuning>(taken, src, d_x, d_final, batch, length, d_x0s, x0, stream, options));
-  }
   if (taken) return cudaSuccess;
 
   constexpr auto kernel = linrec_tiles_kernel<Tuning, Source, T>;
