@@ -491,7 +491,7 @@ int main(int argc, char** argv) {
     request.compare = o.validate;
     request.bench = o.bench;
     request.variants = variants;
-    if (variants && !tuning_variants_built()) {
+    if (variants && !app_gpu::tuning_variants_built()) {
       spdlog::warn("--tune: this build has no tile-shape variants (configure with -DSCANLAB_LINREC_TUNE=ON); "
                    "timing the look-back kernel's row only");
     }
