@@ -612,6 +612,15 @@ TEST(linrec_layouts, SizeQueriesAndHostChecks) {
   EXPECT_GT(varlen, (ld::rows_temp_bytes<tuned, float>(1, n, ld::linrec_mode::automatic)));  // the brackets
   EXPECT_LT(varlen, (ld::rows_temp_bytes<tuned, float>(1, n, ld::linrec_mode::automatic)) + 256 + (n / 1024 + 1) * 8);
   EXPECT_EQ(varlen_backward, (ld::offsets_temp_bytes<scanlab::default_linrec_gradient_policy<float>, float>(n)));
+  // 16-bit storage: the kernel publishes float maps, so the tile states before the brackets
+  // are float's (placed after __half maps' states, they overran into the brackets: illegal
+  // addresses and wrong sequences on the H100, found by linrec_layout_float16.Varlen*).
+  for (const std::int64_t tiles : {std::int64_t{1}, std::int64_t{37}, std::int64_t{100000}}) {
+    EXPECT_GE(ld::offsets_states_bytes<__half>(tiles),
+              scanlab::device::tile_state<affine_map<float>>::storage_bytes(tiles));
+    EXPECT_GE(ld::offsets_states_bytes<__nv_bfloat16>(tiles),
+              scanlab::device::tile_state<affine_map<float>>::storage_bytes(tiles));
+  }
   std::size_t bytes = 0;
   EXPECT_EQ(scanlab::linear_recurrence_varlen<float>(nullptr, bytes, none, none, out, out, no_offsets, 2, n),
             cudaErrorInvalidValue);

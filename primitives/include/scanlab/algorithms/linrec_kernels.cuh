@@ -1618,7 +1618,7 @@ struct linrec_agent {
         if (!(reverse ? first : last)) return;
 #pragma unroll
         for (int c = 0; c < items; ++c) {
-          if (c == stored(e)) p.final_x[sequence] = x[c];
+          if (c == stored(e)) p.final_x[sequence] = narrow<S>(x[c]);
         }
       });
       return;
@@ -1965,13 +1965,18 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-// Temp storage of a variable-length solve: the single-pass kernel's, then the tiles' brackets.
+// Temp storage of a variable-length solve: the single-pass kernel's tile states (of the
+// maps the kernel publishes: linrec_state_t<T>, float for the 16-bit types), then the tiles'
+// brackets. T: the storage type.
+template <class T>
+constexpr std::size_t offsets_states_bytes(std::int64_t tiles) {
+  return detail::align_up(device::tile_state<affine_map<linrec_state_t<T>>>::storage_bytes(tiles));
+}
 template <class Tuning, class T>
 constexpr std::size_t offsets_temp_bytes(std::int64_t n) {
   return arch::max_over_policies<Tuning>([&](auto policy) {
     const std::int64_t tiles = detail::ceil_div<std::int64_t>(n, decltype(policy)::type::tile_items);
-    return 256 + detail::align_up(device::tile_state<affine_map<T>>::storage_bytes(tiles)) +
-           static_cast<std::size_t>(tiles + 1) * sizeof(std::int64_t);
+    return 256 + offsets_states_bytes<T>(tiles) + static_cast<std::size_t>(tiles + 1) * sizeof(std::int64_t);
   });
 }
 
@@ -2009,8 +2014,7 @@ template <class Tuning, class Source, class T>
     using Policy = typename decltype(policy)::type;
     const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(n, Policy::tile_items);
     auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
-    auto* brackets = reinterpret_cast<std::int64_t*>(
-        base + detail::align_up(device::tile_state<affine_map<T>>::storage_bytes(num_tiles)));
+    auto* brackets = reinterpret_cast<std::int64_t*>(base + offsets_states_bytes<T>(num_tiles));
     const std::int64_t blocks = detail::ceil_div<std::int64_t>(num_tiles + 1, 256);
     const auto grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
     SCANLAB_TRY(detail::launch(linrec_tile_sequences_kernel<std::int64_t>, grid, 256, 0, stream, d_offsets, sequences, n,
