@@ -83,8 +83,14 @@ class runner {
   cudaError_t scanlab_call(void* temp, std::size_t& bytes, cudaStream_t s) {
     switch (r_.kind) {
       case form::ab: return directed<Policy>(linrec_ab(d_p_.data(), d_q_.data()), temp, bytes, s);
-      case form::lambda: return directed<Policy>(linrec_lambda(d_p_.data(), d_q_.data()), temp, bytes, s);
-      case form::ema: return directed<Policy>(linrec_ema(d_p_.data(), from_double<T>(r_.alpha)), temp, bytes, s);
+      case form::lambda:
+      case form::ema:
+        // Built for float and double only (all_forms_type: main.cpp refuses the others).
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+          if (r_.kind == form::lambda) return directed<Policy>(linrec_lambda(d_p_.data(), d_q_.data()), temp, bytes, s);
+          return directed<Policy>(linrec_ema(d_p_.data(), from_double<T>(r_.alpha)), temp, bytes, s);
+        }
+        break;
     }
     return cudaErrorInvalidValue;
   }

@@ -45,6 +45,10 @@ constexpr bool is_element_type(io::dtype t) {
   return io::is_float(t) || io::is_16bit_float(t) || io::is_complex(t);
 }
 
+// Whether the app runs the (lambda, u) and EMA forms in `t` (float32 and float64; the others
+// solve the (a, b) form: fewer kernels to build, the library has every form in every type).
+constexpr bool all_forms_type(io::dtype t) { return t == io::dtype::f32 || t == io::dtype::f64; }
+
 // Calls f.template operator()<T>() with the element type of `t`: float, double, __half,
 // __nv_bfloat16, scanlab::complex<float>, scanlab::complex<double>. Only for the app's
 // element types (is_element_type): io::visit stays over the dtypes every app takes.

@@ -249,7 +249,7 @@ int main(int argc, char** argv) {
       "-o writes x as .npy (or .bin, .txt) in the inputs' shape and type. --n is the length of each generated "
       "sequence.\nElement types (--dtype for generated data; a file's own dtype otherwise): float32, float64, "
       "float16 and bfloat16 (stored in 16 bits, computed in float32, each result rounded once), complex64 and "
-      "complex128; other dtypes are converted to float32, and -b, --backward and --x0-file files to the type of "
+      "complex128 (--lambda and --ema: float32 and float64 only); other dtypes are converted to float32, and -b, --backward and --x0-file files to the type of "
       "-i. bfloat16 .npy files are the 2-byte void '<V2' that ml_dtypes/JAX np.save writes: read with --dtype "
       "bfloat16, and written so (numpy: np.load(f).view(ml_dtypes.bfloat16)). float16/bfloat16 text is read as "
       "float64 and rounded once; complex text is refused (use .npy). Generated complex a: modulus uniform in "
@@ -355,6 +355,12 @@ int main(int argc, char** argv) {
                                                            : complex_draw::parts);
       p_label = std::string(p_name) + " (generated)";
       spdlog::info("{}: uniform in [{}, {}), shape {}, {} (seed {})", p_name, lo, hi, shape_text(p), io::name(type), o.seed);
+    }
+    if (kind != app_gpu::form::ab && !app_gpu::all_forms_type(p.type())) {
+      throw std::invalid_argument(std::string(kind == app_gpu::form::lambda ? "--lambda" : "--ema") + " with " +
+                                  std::string(io::name(p.type())) + " " + p_name +
+                                  ": this app runs the (lambda, u) and EMA forms in float32 and float64 only (the "
+                                  "library solves them in every type; each form is another set of kernels to build)");
     }
     if (channels_last && p.shape().size() != 3) {
       throw std::runtime_error(p_label + " has shape " + shape_text(p) +

@@ -90,6 +90,8 @@ case "$case_name" in
     expect_error 2 "--backward is the backward pass of the (a, b) form" -i "$tmp/a.npy" --backward --ema 0.5
     expect_error 2 "not with --reverse" -i "$tmp/a.npy" --backward --reverse
     expect_error 2 "not with --final" -i "$tmp/a.npy" --backward --final
+    expect_error 2 "float32 and float64 only" --dtype float16 --n 10 --lambda
+    expect_error 2 "float32 and float64 only" --dtype complex64 --n 10 --ema 0.5
     expect_error 2 "--grad-a needs --backward" -i "$tmp/a.npy" --grad-a "$tmp/da.npy"
     expect_error 2 "--grad-x0 -: the gradients are written to files" -i "$tmp/a.npy" --backward --grad-x0 -
     expect_error 2 "does not exist" -i "$tmp/a.npy" --backward "$tmp/missing.npy"
@@ -232,8 +234,6 @@ case "$case_name" in
       run "$type reverse" --dtype $type --n $n --reverse
       run "$type reverse final" --dtype $type --n 1000 --batch 64 --reverse --final -o "$tmp/x.npy"
       expect_shape "$tmp/x.npy" "(64,)"
-      run "$type lambda" --dtype $type --n 1000 --batch 64 --lambda
-      run "$type ema" --dtype $type --n 1000 --batch 64 --interleaved --ema 0.1
       run "$type backward" --dtype $type --n $n --x0 0.25 --backward --grad-a "$tmp/da.npy" \
         --grad-x0 "$tmp/dx0.npy"
       [[ $(npy_descr "$tmp/da.npy") == "${descr_of[$type]}" ]] || fail "$type: --grad-a wrote $(npy_descr "$tmp/da.npy")"
