@@ -146,7 +146,7 @@ stream_input_errors() {
   fi
   expect_error 2 "'4X' is not a size in bytes" -i "$tmp/good.npy" --device-memory 4X "$@"
   expect_error 2 "--device-memory: 1000 is too small: at least 16K" -i "$tmp/good.npy" --device-memory 1000 "$@"
-  if "$app" --help | grep -q -- --stream-slice; then
+  if grep -q -- --stream-slice <<< "$("$app" --help)"; then
     expect_error 2 "'0.5' is not a size in bytes" -i "$tmp/good.npy" $sm --stream-slice 0.5 "$@"
   fi
 }

@@ -107,9 +107,10 @@ case "$case_name" in
     expect_error 2 "--end-bit: $refusal" -i "$tmp/keys.npy" $sm --end-bit 16
     expect_error 2 "--algorithm multipass: $refusal" -i "$tmp/keys.npy" $sm --algorithm multipass
     expect_error 2 "--dists: $refusal" --bench --dists uniform $sm
-    expect_error 2 "--descending: $refusal" -i "$tmp/missing.npy" $sm --descending  # before the input
-    "$app" --help | grep -q -- "--device-memory" || fail "--help does not list --device-memory"
-    "$app" --help | tr -s ' \n' ' ' | grep -qF -- "--descending, --begin-bit, --end-bit, --algorithm multipass and --dists are refused" ||
+    expect_error 2 "--descending: $refusal" -i "$tmp/trunc.npy" $sm --descending  # before the input is read
+    help=$("$app" --help | tr -s ' \n' ' ')
+    grep -qF -- "--device-memory LIMIT" <<< "$help" || fail "--help does not list --device-memory"
+    grep -qF -- "--descending, --begin-bit, --end-bit, --algorithm multipass and --dists are refused" <<< "$help" ||
       fail "--help does not document the refused options"
     ;;
   Stream)
