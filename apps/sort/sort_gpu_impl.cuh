@@ -470,11 +470,21 @@ gpu_result stream(stream_workspace& ws, const stream_arrays& a, const gpu_reques
   }
   gpu_result result;
   const auto start = std::chrono::steady_clock::now();
+  cudaError_t status = cudaSuccess;
   if constexpr (std::is_void_v<Value>) {
-    SCANLAB_CHECK(streaming::sort_keys(ws.workspace(), keys_in, keys_out, a.n, options));
+    status = streaming::sort_keys(ws.workspace(), keys_in, keys_out, a.n, options);
   } else {
-    SCANLAB_CHECK(streaming::sort_pairs(ws.workspace(), keys_in, values_in, keys_out, values_out, a.n, options));
+    status = streaming::sort_pairs(ws.workspace(), keys_in, values_in, keys_out, values_out, a.n, options);
   }
+  if (status == cudaErrorInvalidValue) {  // the arrays are valid host arrays: the budget is what failed
+    (void)cudaGetLastError();
+    const std::size_t item_bytes = sizeof(Key) + (std::is_void_v<Value> ? 0 : sizeof(value_t));
+    throw std::runtime_error("device memory budget of " + std::to_string(ws.device_bytes()) +
+                             " bytes too small for the external sort of " + std::to_string(a.n) + " items of " +
+                             std::to_string(item_bytes) +
+                             " bytes (its merge needs about budget^2 >= 8 n item_bytes^2): give more --device-memory");
+  }
+  SCANLAB_CHECK(status);
   result.sort_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (request.validate) {
     const std::span<const value_t> given = a.positions || values_in == nullptr ? std::span<const value_t>()

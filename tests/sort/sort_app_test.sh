@@ -147,8 +147,9 @@ case "$case_name" in
       sort_matches "NaNs $descr argsort" -i "$keys" --argsort
       many_runs="" sort_matches "NaNs $descr n=5" -i "$(float_keys nan5 5 "$descr")" --pairs
     done
-    "$gen" --dist normal --dtype int32 --n 300007 -o "$tmp/x3.npy" -q || fail "scanlab-gen"
-    budget=1M sort_matches "int32 n=300007 argsort, 1M" -i "$tmp/x3.npy" --argsort
+    "$gen" --dist normal --dtype int64 --n 300007 -o "$tmp/x3.npy" -q || fail "scanlab-gen"
+    "$gen" --dist uniform --dtype int64 --n 300007 -o "$tmp/x3v.npy" -q || fail "scanlab-gen"
+    budget=1M sort_matches "int64 n=300007 argsort, 1M" -i "$tmp/x3.npy" --argsort
     # Raw input and output.
     tail -c 400012 "$tmp/x.npy" > "$tmp/x.bin"  # the data alone: raw int32, mapped
     "$app" -i "$tmp/x.bin" --dtype int32 -q -o "$tmp/mem.bin" || fail "raw, in memory"
@@ -162,6 +163,9 @@ case "$case_name" in
     # output is preallocated.
     "$gen" --dist normal --dtype int64 --n $n -o "$tmp/x64.npy" -q || fail "scanlab-gen"
     stream_full_disk -i "$tmp/x64.npy"
+    # A budget the merge of the runs does not fit: one line saying so, nothing left.
+    expect_error 1 "too small for the external sort of 300007 items of 16 bytes" -i "$tmp/x3.npy" \
+      --values "$tmp/x3v.npy" --device-memory 16K
     # Outputs a mapping cannot be: standard output, text. Nothing written, one line.
     "$app" -i "$tmp/x.npy" --device-memory 64K -o - > "$tmp/piped" 2> "$tmp/stderr"
     [[ $? == 1 ]] || fail "-o -: not refused: $(cat "$tmp/stderr")"
