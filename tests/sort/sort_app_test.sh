@@ -15,8 +15,9 @@
 #             few distinct keys (long runs of equal keys across runs and merge steps); floats
 #             with NaNs of both signs and several payloads, -0.0, +0.0 and infinities; a raw
 #             input and output; --validate passes and the report has its streaming object; a
-#             full disk (ulimit -f) is one clear error leaving no file; standard output and
-#             text outputs are refused (skipped without a GPU: exit 77)
+#             full disk (ulimit -f) is one clear error leaving no file, so is a budget too small
+#             for the merge (16K); standard output and text outputs are refused (skipped
+#             without a GPU: exit 77). SORT_APP_TEST_DTYPES: a subset of the key dtypes
 set -uo pipefail
 case_name="$1" bin="$2"
 app="$bin/scanlab-sort" gen="$bin/scanlab-gen"
