@@ -155,7 +155,8 @@ atomic_file::atomic_file(std::filesystem::path target) : target_(std::move(targe
   prefix += ".tmp." + std::to_string(::getpid()) + ".";
   for (int attempt = 0; attempt < 16; ++attempt) {
     std::filesystem::path temp = dir / (prefix + random_suffix());
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    // Read-write, not write-only: mapped_output maps it (MAP_SHARED, PROT_WRITE needs O_RDWR).
+    const int fd = ::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       fd_ = fd;
       temp_ = std::move(temp);

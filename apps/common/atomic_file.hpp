@@ -106,6 +106,9 @@ class atomic_file {
   [[nodiscard]] const std::filesystem::path& temp_path() const noexcept { return temp_; }
   [[nodiscard]] std::uint64_t bytes_written() const noexcept { return written_; }
   [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
+  // The temporary file's descriptor (-1 once closed), for writers that preallocate and map it
+  // (mapped_output, dataset.hpp); owned by this object.
+  [[nodiscard]] int native_handle() const noexcept { return fd_; }
 
  private:
   // write() or, at `offset`, pwrite() until all is written; a failure aborts the file and throws.

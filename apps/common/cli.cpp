@@ -140,7 +140,7 @@ void app::add_op_option() {
   parser_.add_option("--op", op_text_, "sum, prod, min or max")->check(CLI::IsMember(names))->capture_default_str();
 }
 
-void app::add_streaming_options() {
+void app::add_streaming_options(bool slices) {
   // Checked as the command line is parsed (exit 2 before anything is read or a GPU is looked for).
   const auto size_check = [](std::uint64_t least, std::string least_text) {
     return CLI::Validator(
@@ -161,6 +161,7 @@ void app::add_streaming_options() {
                   "output) would not fit in the free device memory")
       ->check(size_check(std::uint64_t{16} << 10, "16K"))
       ->type_name("LIMIT");
+  if (!slices) return;
   parser_
       .add_option("--stream-slice", stream_slice_text_,
                   "Streaming path: input bytes per call of the streaming library (default 1G): the granularity of "

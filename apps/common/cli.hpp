@@ -100,8 +100,13 @@ class app {
   [[nodiscard]] ops::op_id op() const { return *ops::parse(op_text_); }
 
   // --device-memory LIMIT and --stream-slice SIZE, for the apps with a streaming path over
-  // inputs larger than GPU memory (scanlab-reduce, -scan, -compact; issue #24).
-  void add_streaming_options();
+  // inputs larger than GPU memory (scanlab-reduce, -scan, -compact, -sort; issue #24).
+  // slices = false: --device-memory only (scanlab-sort: its external sort is one call over the
+  // whole input, which cannot be cut into slices).
+  void add_streaming_options(bool slices = true);
+  // Whether --device-memory was given (the streaming path forced): known at parse time, so an
+  // app can refuse what its streaming path cannot do before it reads anything.
+  [[nodiscard]] bool device_memory_given() const { return !device_memory_text_.empty(); }
   // --stream-slice: the input bytes processed per call of the streaming library (default 1 GiB).
   [[nodiscard]] std::uint64_t stream_slice_bytes() const;
   // The input without reading it where it can be mapped: -i FILE through io::open_dataset

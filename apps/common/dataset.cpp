@@ -2,10 +2,13 @@
 
 #include "common/file_format.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -503,6 +506,65 @@ void stream_writer::commit_with_length(std::int64_t first_extent) {
                               std::to_string(first_extent) + " rows");
   }
   raw_->commit();
+}
+
+mapped_output::mapped_output(const std::filesystem::path& path, dtype type, std::int64_t n)
+    : path_(path), type_(type), n_(n) {
+  const std::string ext = lower_extension(path);
+  if (is_standard_stream(path)) {
+    throw io_error(std::string(standard_output_name),
+                   "this output is written in place in a file (memory-mapped): give a .npy or raw file, not '-'");
+  }
+  if (is_text_extension(ext)) {
+    throw io_error(path, "this output is written in place (memory-mapped) as .npy or raw binary (.bin, .raw, "
+                         ".dat), not as text");
+  }
+  if (ext != ".npy" && !is_raw_extension(ext)) unsupported_extension(path, ext);
+  const std::string header = ext == ".npy" ? make_npy_header(type, {n}) : std::string();
+  const std::uint64_t total = header.size() + static_cast<std::uint64_t>(n) * size_of(type);
+  file_.emplace(path);
+  file_->write(header);
+  int error = 0;
+  do {
+    error = total > header.size() ? ::posix_fallocate(file_->native_handle(), 0, static_cast<::off_t>(total)) : 0;
+  } while (error == EINTR);
+  if (error != 0) {
+    file_->abort();
+    throw io_error(path, "write failed: " + std::generic_category().message(error) + " (reserving " +
+                             std::to_string(total) + " bytes for the output)");
+  }
+  if (n == 0) return;
+  void* p = ::mmap(nullptr, static_cast<std::size_t>(total), PROT_READ | PROT_WRITE, MAP_SHARED,
+                   file_->native_handle(), 0);
+  if (p == MAP_FAILED) {
+    error = errno;
+    file_->abort();
+    throw io_error(path, "cannot map the output into memory: " + std::generic_category().message(error));
+  }
+  base_ = p;
+  map_bytes_ = static_cast<std::size_t>(total);
+  data_ = static_cast<std::byte*>(base_) + header.size();
+}
+
+mapped_output::~mapped_output() { unmap(); }  // file_'s destructor removes an uncommitted temporary
+
+void mapped_output::unmap() noexcept {
+  if (base_ != nullptr) ::munmap(base_, map_bytes_);
+  base_ = nullptr;
+  data_ = nullptr;
+  map_bytes_ = 0;
+}
+
+void mapped_output::commit() {
+  if (!file_ || !file_->is_open()) throw io_error(path_, "commit after the file was committed or abandoned");
+  if (base_ != nullptr && ::msync(base_, map_bytes_, MS_SYNC) != 0) {
+    const int error = errno;
+    unmap();
+    file_->abort();
+    throw io_error(path_, "flushing to disk failed: " + std::generic_category().message(error));
+  }
+  unmap();
+  file_->commit();
 }
 
 void write_dataset(const std::filesystem::path& path, const host_array& array) {

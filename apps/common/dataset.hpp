@@ -120,6 +120,50 @@ class stream_writer {
   std::filesystem::path path_;
 };
 
+// An output array written in place through a shared mapping of its file: for a result that
+// one call produces whole and that may be larger than memory (scanlab-sort's streaming path:
+// the external sort writes its output array directly).
+//
+// The file is an atomic_file's temporary beside the target: the .npy header (numpy.save's,
+// as write_dataset writes it) or none (raw), then the data, preallocated with posix_fallocate
+// before anything is mapped, so that a full disk (ENOSPC, or EFBIG past a file size limit) is
+// one io_error here, "<file>: write failed: <reason> (reserving <bytes> for the output)", and
+// never a SIGBUS when a page of the mapping is written later. The file is then mapped
+// read-write (MAP_SHARED); commit() flushes the mapping (msync), unmaps it and commits the
+// file (fsync, close, rename over the target). Destroyed without a successful commit(), or
+// after any failure, the mapping is dropped and the temporary removed: nothing appears under
+// the target's name and an existing file there is left as it was.
+//
+// By extension, 1-D: .npy or raw binary (.bin, .raw, .dat). Standard output and text are
+// refused (io_error): a mapping needs a file, and text is not the array's bytes.
+class mapped_output {
+ public:
+  mapped_output(const std::filesystem::path& path, dtype type, std::int64_t n);
+  mapped_output(const mapped_output&) = delete;
+  mapped_output& operator=(const mapped_output&) = delete;
+  ~mapped_output();
+
+  // The n elements (zeros until written), writable until commit(); null for n = 0.
+  [[nodiscard]] std::byte* data() const noexcept { return data_; }
+  [[nodiscard]] std::int64_t size() const noexcept { return n_; }
+  [[nodiscard]] dtype type() const noexcept { return type_; }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+  // Flushes, unmaps, renames over the target. io_error (the temporary removed) on failure.
+  void commit();
+
+ private:
+  void unmap() noexcept;
+
+  std::filesystem::path path_;
+  std::optional<atomic_file> file_;
+  dtype type_;
+  std::int64_t n_;
+  void* base_ = nullptr;  // the mapping: the whole file, header included
+  std::size_t map_bytes_ = 0;
+  std::byte* data_ = nullptr;
+};
+
 // Element-wise static_cast to `type`, same shape. Integer narrowing wraps as static_cast
 // does. An io_error naming the element (and `source`, the file the array came from, where
 // one is given) where the value has no counterpart: a float that is NaN or outside the range

@@ -16,6 +16,8 @@ stream_workspace::~stream_workspace() = default;
 std::uint64_t stream_workspace::device_bytes() const noexcept { return ws_->device_bytes(); }
 std::int64_t stream_workspace::chunk_items() const noexcept { return ws_->last_chunk_items(); }
 std::uint64_t stream_workspace::device_bytes_held() const noexcept { return ws_->device_bytes_held(); }
+std::int64_t stream_workspace::num_chunks() const noexcept { return ws_->last_num_chunks(); }
+std::int64_t stream_workspace::merge_steps() const noexcept { return ws_->last_merge_steps(); }
 
 host_buffer::host_buffer(std::size_t bytes) : bytes_(bytes) {
   void* p = nullptr;

@@ -28,6 +28,9 @@ class stream_workspace {
   // Of the last call: items per chunk, and device bytes held.
   [[nodiscard]] std::int64_t chunk_items() const noexcept;
   [[nodiscard]] std::uint64_t device_bytes_held() const noexcept;
+  // Of the last call: chunks (the external sort's runs), and the sort's merge steps (0: none).
+  [[nodiscard]] std::int64_t num_chunks() const noexcept;
+  [[nodiscard]] std::int64_t merge_steps() const noexcept;
 
  private:
   std::unique_ptr<streaming::workspace> ws_;

@@ -1,10 +1,7 @@
-// scanlab-sort, GPU side for 32-bit keys (one translation unit per key width: compile time).
+// scanlab-sort, GPU side for 32-bit keys, in memory and streamed (one translation unit per key width:
+// compile time; the streaming path's runs reuse the radix sort kernels compiled here).
 #include "sort/sort_gpu_impl.cuh"
 
-namespace scanlab::sort_app {
-
-template gpu_result run_typed<std::uint32_t>(const io::host_array&, const io::host_array*, const gpu_request&);
-template gpu_result run_typed<std::int32_t>(const io::host_array&, const io::host_array*, const gpu_request&);
-template gpu_result run_typed<float>(const io::host_array&, const io::host_array*, const gpu_request&);
-
-}  // namespace scanlab::sort_app
+SCANLAB_SORT_INSTANTIATE(std::uint32_t)
+SCANLAB_SORT_INSTANTIATE(std::int32_t)
+SCANLAB_SORT_INSTANTIATE(float)

@@ -8,6 +8,9 @@
 //            and the copy's own time is subtracted)
 //   pairs    scanlab::radix_sort_pairs      cub::DeviceRadixSort::SortPairs[Descending]
 //   argsort  scanlab::radix_argsort (int64)  SortPairs[Descending] with the values 0..n-1
+// The streaming path (stream_typed): scanlab::streaming::sort_keys / sort_pairs on host
+// arrays, in the same translation unit, so that the radix sort kernels of its runs are the
+// ones compiled for the in-memory path (the external sort adds its merge kernels only).
 #pragma once
 
 #include "sort/sort_gpu.hpp"
@@ -17,6 +20,7 @@
 
 #include <scanlab/algorithms/radix_sort.cuh>
 #include <scanlab/error.hpp>
+#include <scanlab/streaming/sort.cuh>
 
 #include <cub/device/device_radix_sort.cuh>
 #include <thrust/execution_policy.h>
@@ -24,6 +28,7 @@
 #include <thrust/sort.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -91,11 +96,13 @@ bool cub_order_matches(std::span<const Key> keys) {
   return true;
 }
 
-template <class T>
-std::int64_t first_difference(const std::vector<T>& got, const std::vector<T>& want) {
+// Where two arrays (vectors or spans) of one element size first differ bit for bit, or -1.
+template <class Got, class Want>
+std::int64_t first_difference(const Got& got, const Want& want) {
+  static_assert(sizeof(got[0]) == sizeof(want[0]));
   const std::size_t n = std::min(got.size(), want.size());
   for (std::size_t i = 0; i < n; ++i) {
-    if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0) return static_cast<std::int64_t>(i);
+    if (std::memcmp(&got[i], &want[i], sizeof(got[0])) != 0) return static_cast<std::int64_t>(i);
   }
   return got.size() == want.size() ? -1 : static_cast<std::int64_t>(n);
 }
@@ -105,30 +112,76 @@ inline check compare(const std::string& against, const std::string& what, std::i
   return {against, false, what + ": first difference at position " + std::to_string(difference)};
 }
 
+// The element type a sorter holds for Value: Value itself, or unsigned char for keys only
+// (void), so that spans of it can be passed either way.
+template <class Value>
+using value_or_byte = std::conditional_t<std::is_void_v<Value>, unsigned char, Value>;
+
+// The calls of one sort on device arrays (all null: sizing only, the two-phase query).
 // Value: void (keys), std::uint32_t / std::uint64_t (pairs, the values' bits), std::int64_t (argsort).
 template <class Key, class Value>
-class sorter {
- public:
+struct sort_calls {
   static constexpr bool has_values = !std::is_void_v<Value>;
-  using value_t = std::conditional_t<has_values, Value, unsigned char>;
+  using value_t = value_or_byte<Value>;
+  // A tuning variant, benchmarked for uint32 keys only: onesweep ranking with one
+  // match.any per key instead of the default eight ballots.
+  struct match_policy : radix_sort_policy<4> {
+    static constexpr auto ranking = radix_sort_ranking::match;
+  };
+  static constexpr bool has_match_variant = std::is_same_v<Key, std::uint32_t> && !has_values;
 
-  sorter(std::span<const Key> keys, std::span<const value_t> values, const gpu_request& request)
-      : n_(static_cast<std::int64_t>(keys.size())), request_(request), keys_in_(keys), keys_out_(n_) {
-    options_.descending = request.descending;
-    options_.begin_bit = request.begin_bit;
-    options_.end_bit = request.end_bit;
-    if constexpr (has_values) {
-      values_out_ = device_buffer<value_t>(n_);
-      if (request.what == mode::argsort) {
-        values_in_ = device_buffer<value_t>(n_);  // 0..n-1, for CUB
-        if (n_ > 0) {
-          iota_kernel<<<1024, 256>>>(values_in_.data(), n_);
-          SCANLAB_CHECK_LAUNCH();
-        }
-      } else {
-        values_in_ = device_buffer<value_t>(values);
-      }
+  std::int64_t n = 0;
+  mode what = mode::keys;
+  radix_sort_options options{};
+  const Key* keys_in = nullptr;
+  Key* keys_out = nullptr;
+  const value_t* values_in = nullptr;
+  value_t* values_out = nullptr;
+
+  sort_calls(std::int64_t count, const gpu_request& request) : n(count), what(request.what) {
+    options.descending = request.descending;
+    options.begin_bit = request.begin_bit;
+    options.end_bit = request.end_bit;
+  }
+
+  cudaError_t call_scanlab(radix_sort_algorithm algorithm, void* temp, std::size_t& bytes, cudaStream_t s) const {
+    radix_sort_options o = options;
+    o.algorithm = algorithm;
+    if constexpr (!has_values) {
+      return radix_sort_keys(temp, bytes, keys_in, keys_out, n, o, s);
+    } else if (what == mode::argsort) {
+      return radix_argsort(temp, bytes, keys_in, values_out, n, o, s, keys_out);
+    } else {
+      return radix_sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, o, s);
     }
+  }
+
+  cudaError_t call_cub(void* temp, std::size_t& bytes, cudaStream_t s) const {
+    const int begin = options.begin_bit;
+    const int end = options.end_bit < 0 ? 8 * static_cast<int>(sizeof(Key)) : options.end_bit;
+    if constexpr (has_values) {
+      if (options.descending) {
+        return cub::DeviceRadixSort::SortPairsDescending(temp, bytes, keys_in, keys_out, values_in, values_out, n,
+                                                         begin, end, s);
+      }
+      return cub::DeviceRadixSort::SortPairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, begin, end, s);
+    } else {
+      if (options.descending) {
+        return cub::DeviceRadixSort::SortKeysDescending(temp, bytes, keys_in, keys_out, n, begin, end, s);
+      }
+      return cub::DeviceRadixSort::SortKeys(temp, bytes, keys_in, keys_out, n, begin, end, s);
+    }
+  }
+
+  cudaError_t call_scanlab_match(void* temp, std::size_t& bytes, cudaStream_t s) const {
+    radix_sort_options o = options;
+    o.algorithm = radix_sort_algorithm::onesweep;  // a policy tunes onesweep only
+    return radix_sort_keys<match_policy>(temp, bytes, keys_in, keys_out, n, o, s);
+  }
+
+  // Temp storage for everything `request` runs: both algorithms, CUB with --validate or
+  // --bench, the match variant with --bench (at least 1 byte).
+  [[nodiscard]] std::size_t temp_bytes(const gpu_request& request) const {
     std::size_t most = 1;
     for (const auto algorithm : {radix_sort_algorithm::onesweep, radix_sort_algorithm::multipass}) {
       std::size_t bytes = 0;
@@ -147,74 +200,71 @@ class sorter {
         most = std::max(most, bytes);
       }
     }
-    temp_bytes_ = most;
-    temp_ = device_buffer<unsigned char>(static_cast<std::int64_t>(most));
+    return most;
   }
 
-  cudaError_t call_scanlab(radix_sort_algorithm algorithm, void* temp, std::size_t& bytes, cudaStream_t s) {
-    radix_sort_options o = options_;
-    o.algorithm = algorithm;
-    if constexpr (!has_values) {
-      return radix_sort_keys(temp, bytes, keys_in_.data(), keys_out_.data(), n_, o, s);
-    } else if (request_.what == mode::argsort) {
-      return radix_argsort(temp, bytes, keys_in_.data(), values_out_.data(), n_, o, s, keys_out_.data());
-    } else {
-      return radix_sort_pairs(temp, bytes, keys_in_.data(), keys_out_.data(), values_in_.data(), values_out_.data(),
-                              n_, o, s);
-    }
+  // Device bytes of the in-memory path: keys in and out, values in and out (argsort: the
+  // positions for CUB, and the permutation), the temp storage.
+  [[nodiscard]] std::uint64_t device_bytes(const gpu_request& request) const {
+    const std::uint64_t item = sizeof(Key) + (has_values ? sizeof(value_t) : 0);
+    return 2 * static_cast<std::uint64_t>(n) * item + temp_bytes(request);
   }
+};
 
-  cudaError_t call_cub(void* temp, std::size_t& bytes, cudaStream_t s) {
-    const int begin = options_.begin_bit;
-    const int end = options_.end_bit < 0 ? 8 * static_cast<int>(sizeof(Key)) : options_.end_bit;
+// The device arrays of one sort, and its calls on them.
+template <class Key, class Value>
+class sorter {
+ public:
+  using calls_t = sort_calls<Key, Value>;
+  static constexpr bool has_values = calls_t::has_values;
+  static constexpr bool has_match_variant = calls_t::has_match_variant;
+  using value_t = typename calls_t::value_t;
+
+  sorter(std::span<const Key> keys, std::span<const value_t> values, const gpu_request& request)
+      : keys_in_(keys), keys_out_(static_cast<std::int64_t>(keys.size())),
+        calls_(static_cast<std::int64_t>(keys.size()), request) {
+    const std::int64_t n = calls_.n;
     if constexpr (has_values) {
-      if (options_.descending) {
-        return cub::DeviceRadixSort::SortPairsDescending(temp, bytes, keys_in_.data(), keys_out_.data(),
-                                                         values_in_.data(), values_out_.data(), n_, begin, end, s);
+      values_out_ = device_buffer<value_t>(n);
+      if (request.what == mode::argsort) {
+        values_in_ = device_buffer<value_t>(n);  // 0..n-1, for CUB
+        if (n > 0) {
+          iota_kernel<<<1024, 256>>>(values_in_.data(), n);
+          SCANLAB_CHECK_LAUNCH();
+        }
+      } else {
+        values_in_ = device_buffer<value_t>(values);
       }
-      return cub::DeviceRadixSort::SortPairs(temp, bytes, keys_in_.data(), keys_out_.data(), values_in_.data(),
-                                             values_out_.data(), n_, begin, end, s);
-    } else {
-      if (options_.descending) {
-        return cub::DeviceRadixSort::SortKeysDescending(temp, bytes, keys_in_.data(), keys_out_.data(), n_, begin,
-                                                        end, s);
-      }
-      return cub::DeviceRadixSort::SortKeys(temp, bytes, keys_in_.data(), keys_out_.data(), n_, begin, end, s);
+      calls_.values_in = values_in_.data();
+      calls_.values_out = values_out_.data();
     }
+    calls_.keys_in = keys_in_.data();
+    calls_.keys_out = keys_out_.data();
+    temp_bytes_ = calls_.temp_bytes(request);
+    temp_ = device_buffer<unsigned char>(static_cast<std::int64_t>(temp_bytes_));
   }
 
   void scanlab(radix_sort_algorithm algorithm, cudaStream_t s) {
-    SCANLAB_CHECK(call_scanlab(algorithm, temp_.data(), temp_bytes_, s));
-  }
-  // A tuning variant, benchmarked for uint32 keys only: onesweep ranking with one
-  // match.any per key instead of the default eight ballots.
-  struct match_policy : radix_sort_policy<4> {
-    static constexpr auto ranking = radix_sort_ranking::match;
-  };
-  static constexpr bool has_match_variant = std::is_same_v<Key, std::uint32_t> && !has_values;
-  cudaError_t call_scanlab_match(void* temp, std::size_t& bytes, cudaStream_t s) {
-    radix_sort_options o = options_;
-    o.algorithm = radix_sort_algorithm::onesweep;  // a policy tunes onesweep only
-    return radix_sort_keys<match_policy>(temp, bytes, keys_in_.data(), keys_out_.data(), n_, o, s);
+    SCANLAB_CHECK(calls_.call_scanlab(algorithm, temp_.data(), temp_bytes_, s));
   }
   void scanlab_match(cudaStream_t s) {
-    if constexpr (has_match_variant) SCANLAB_CHECK(call_scanlab_match(temp_.data(), temp_bytes_, s));
+    if constexpr (has_match_variant) SCANLAB_CHECK(calls_.call_scanlab_match(temp_.data(), temp_bytes_, s));
   }
-  void cub(cudaStream_t s) { SCANLAB_CHECK(call_cub(temp_.data(), temp_bytes_, s)); }
+  void cub(cudaStream_t s) { SCANLAB_CHECK(calls_.call_cub(temp_.data(), temp_bytes_, s)); }
 
   // thrust sorts in place: the input is copied to the output buffer first.
   void copy_input(cudaStream_t s) {
-    if (n_ > 0) {
+    if (calls_.n > 0) {
       SCANLAB_CHECK(cudaMemcpyAsync(keys_out_.data(), keys_in_.data(), keys_in_.bytes(), cudaMemcpyDeviceToDevice, s));
     }
   }
   void thrust_sort(cudaStream_t s) {
     copy_input(s);
     Key* first = keys_out_.data();
-    if (options_.descending) {
-      thrust::sort(thrust::cuda::par.on(s), first, first + n_, thrust::greater<Key>());
+    if (calls_.options.descending) {
+      thrust::sort(thrust::cuda::par.on(s), first, first + calls_.n, thrust::greater<Key>());
     } else {
-      thrust::sort(thrust::cuda::par.on(s), first, first + n_);
+      thrust::sort(thrust::cuda::par.on(s), first, first + calls_.n);
     }
   }
 
@@ -226,16 +276,14 @@ class sorter {
     SCANLAB_CHECK(cudaDeviceSynchronize());
     return values_out_.to_host();
   }
-  [[nodiscard]] std::int64_t n() const { return n_; }
+  [[nodiscard]] std::int64_t n() const { return calls_.n; }
 
  private:
-  std::int64_t n_;
-  gpu_request request_;
-  radix_sort_options options_;
   device_buffer<Key> keys_in_;
   device_buffer<Key> keys_out_;
   device_buffer<value_t> values_in_;
   device_buffer<value_t> values_out_;
+  calls_t calls_;
   device_buffer<unsigned char> temp_;
   std::size_t temp_bytes_ = 0;
 };
@@ -245,6 +293,29 @@ std::vector<T> gather(std::span<const T> v, const std::vector<std::int64_t>& ord
   std::vector<T> out(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) out[i] = v[static_cast<std::size_t>(order[i])];
   return out;
+}
+
+// The sorted keys (and values) against the CPU's stable sort of the input (the in-memory and
+// the streaming paths' check): the keys bit for bit; the values as the input's values gathered
+// in that order, or, with `values` empty (they were the positions 0..n-1: argsort, and the
+// streaming path's --pairs without --values, sorted in place), as the permutation itself.
+template <class Key, class Value>
+std::vector<check> check_cpu(std::span<const Key> keys, std::span<const value_or_byte<Value>> values,
+                             std::span<const Key> sorted_keys, std::span<const value_or_byte<Value>> sorted_values,
+                             const gpu_request& request) {
+  const auto order = reference_permutation(keys, request);
+  const std::string cpu = "CPU std::stable_sort";
+  std::vector<check> checks{compare(cpu, "keys", first_difference(sorted_keys, gather(keys, order)))};
+  if constexpr (!std::is_void_v<Value>) {
+    const std::string what = request.what == mode::argsort ? "permutation" : "values";
+    if (values.empty()) {
+      const std::vector<Value> permutation(order.begin(), order.end());
+      checks.push_back(compare(cpu, what, first_difference(sorted_values, permutation)));
+    } else {
+      checks.push_back(compare(cpu, what, first_difference(sorted_values, gather(values, order))));
+    }
+  }
+  return checks;
 }
 
 inline const char* mode_name(mode m) {
@@ -257,8 +328,8 @@ inline const char* mode_name(mode m) {
 }
 
 template <class Key, class Value>
-gpu_result run(std::span<const Key> keys, std::span<const std::conditional_t<std::is_void_v<Value>, unsigned char, Value>> values,
-               const gpu_request& request, io::dtype value_type) {
+gpu_result run(std::span<const Key> keys, std::span<const value_or_byte<Value>> values, const gpu_request& request,
+               io::dtype value_type) {
   using sorter_t = sorter<Key, Value>;
   using value_t = typename sorter_t::value_t;
   constexpr bool has_values = sorter_t::has_values;
@@ -292,17 +363,7 @@ gpu_result run(std::span<const Key> keys, std::span<const std::conditional_t<std
   }
 
   if (request.validate) {
-    const auto order = reference_permutation(keys, request);
-    const std::string cpu = "CPU std::stable_sort";
-    result.checks.push_back(compare(cpu, "keys", first_difference(sorted_keys, gather(keys, order))));
-    if constexpr (has_values) {
-      if (is_argsort) {
-        std::vector<value_t> permutation(order.begin(), order.end());
-        result.checks.push_back(compare(cpu, "permutation", first_difference(sorted_values, permutation)));
-      } else {
-        result.checks.push_back(compare(cpu, "values", first_difference(sorted_values, gather(values, order))));
-      }
-    }
+    result.checks = check_cpu<Key, Value>(keys, values, sorted_keys, sorted_values, request);
     if (cub_order_matches(keys)) {
       s.cub(nullptr);
       const auto cub_keys = s.keys();
@@ -384,30 +445,120 @@ gpu_result run(std::span<const Key> keys, std::span<const std::conditional_t<std
   return result;
 }
 
+// The streaming path: scanlab::streaming::sort_keys / sort_pairs from the host arrays of `a`
+// (the values, where there are any, in place when they are the positions), timed on the host
+// (the call is host-synchronous), then checked against the CPU as the in-memory path is.
+template <class Key, class Value>
+gpu_result stream(stream_workspace& ws, const stream_arrays& a, const gpu_request& request,
+                  const stream_progress& progress) {
+  using value_t = value_or_byte<Value>;
+  const auto n = static_cast<std::size_t>(a.n);
+  const auto* keys_in = static_cast<const Key*>(a.keys_in);
+  auto* keys_out = static_cast<Key*>(a.keys_out);
+  const auto* values_in = static_cast<const value_t*>(a.values_in);
+  auto* values_out = static_cast<value_t*>(a.values_out);
+  streaming::sort_options options;
+  if (progress) {
+    options.progress_context = const_cast<stream_progress*>(&progress);
+    options.on_progress = [](void* context, const streaming::sort_progress& p) {
+      try {
+        (*static_cast<const stream_progress*>(context))(p.pass, p.done, p.n, p.runs);
+      } catch (...) {
+        // A progress bar that fails to draw does not stop the sort.
+      }
+    };
+  }
+  gpu_result result;
+  const auto start = std::chrono::steady_clock::now();
+  cudaError_t status = cudaSuccess;
+  if constexpr (std::is_void_v<Value>) {
+    status = streaming::sort_keys(ws.workspace(), keys_in, keys_out, a.n, options);
+  } else {
+    status = streaming::sort_pairs(ws.workspace(), keys_in, values_in, keys_out, values_out, a.n, options);
+  }
+  if (status == cudaErrorInvalidValue) {  // the arrays are valid host arrays: the budget is what failed
+    (void)cudaGetLastError();
+    const std::size_t item_bytes = sizeof(Key) + (std::is_void_v<Value> ? 0 : sizeof(value_t));
+    throw std::runtime_error("device memory budget of " + std::to_string(ws.device_bytes()) +
+                             " bytes too small for the external sort of " + std::to_string(a.n) + " items of " +
+                             std::to_string(item_bytes) +
+                             " bytes (its merge needs about budget^2 >= 8 n item_bytes^2): give more --device-memory");
+  }
+  SCANLAB_CHECK(status);
+  result.sort_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (request.validate) {
+    const std::span<const value_t> given = a.positions || values_in == nullptr ? std::span<const value_t>()
+                                                                               : std::span<const value_t>(values_in, n);
+    result.checks = check_cpu<Key, Value>(std::span<const Key>(keys_in, n), given, std::span<const Key>(keys_out, n),
+                                          values_out == nullptr ? std::span<const value_t>()
+                                                                : std::span<const value_t>(values_out, n),
+                                          request);
+    result.skipped = "CUB: not run on the streaming path (CUB sorts device arrays only)";
+  }
+  return result;
+}
+
+// Calls f.template operator()<Value>() for values of `value_bytes` bytes: 0, keys only (void);
+// 4 or 8, the values' bits (std::uint32_t, std::uint64_t).
+template <class F>
+decltype(auto) with_value_bits(std::size_t value_bytes, F&& f) {
+  switch (value_bytes) {
+    case 0: return f.template operator()<void>();
+    case 4: return f.template operator()<std::uint32_t>();
+    case 8: return f.template operator()<std::uint64_t>();
+    default: break;
+  }
+  throw std::logic_error("sort: values must be 4 or 8 bytes wide");
+}
+
+// The in-memory path's value type: the permutation (std::int64_t) for argsort, else as above.
+template <class F>
+decltype(auto) with_sort_types(mode what, std::size_t value_bytes, F&& f) {
+  if (what == mode::argsort) return f.template operator()<std::int64_t>();
+  return with_value_bits(what == mode::keys ? 0 : value_bytes, std::forward<F>(f));
+}
+
 }  // namespace impl
 
 template <class Key>
 gpu_result run_typed(const io::host_array& keys, const io::host_array* values, const gpu_request& request) {
-  const std::span<const Key> k = keys.as<Key>();
-  switch (request.what) {
-    case mode::keys: return impl::run<Key, void>(k, {}, request, io::dtype::u8);
-    case mode::argsort: return impl::run<Key, std::int64_t>(k, {}, request, io::dtype::i64);
-    case mode::pairs: {
-      if (values == nullptr || values->size() != keys.size()) throw std::logic_error("sort: values missing or of another length");
-      const std::size_t width = io::size_of(values->type());
-      const auto n = static_cast<std::size_t>(values->size());
-      if (width == 4) {
-        const std::span<const std::uint32_t> v(reinterpret_cast<const std::uint32_t*>(values->data()), n);
-        return impl::run<Key, std::uint32_t>(k, v, request, values->type());
-      }
-      if (width == 8) {
-        const std::span<const std::uint64_t> v(reinterpret_cast<const std::uint64_t*>(values->data()), n);
-        return impl::run<Key, std::uint64_t>(k, v, request, values->type());
-      }
-      throw std::logic_error("sort: values must be 4 or 8 bytes wide");
-    }
+  if (request.what == mode::pairs && (values == nullptr || values->size() != keys.size())) {
+    throw std::logic_error("sort: values missing or of another length");
   }
-  throw std::logic_error("sort: bad mode");
+  const std::size_t width = request.what == mode::pairs ? io::size_of(values->type()) : 0;
+  return impl::with_sort_types(request.what, width, [&]<class Value>() {
+    std::span<const impl::value_or_byte<Value>> v;
+    if (request.what == mode::pairs) {
+      v = {reinterpret_cast<const impl::value_or_byte<Value>*>(values->data()), static_cast<std::size_t>(values->size())};
+    }
+    const io::dtype value_type = request.what == mode::pairs ? values->type() : io::dtype::i64;
+    return impl::run<Key, Value>(keys.as<Key>(), v, request, value_type);
+  });
+}
+
+template <class Key>
+std::uint64_t in_memory_device_bytes(std::int64_t n, std::size_t value_bytes, const gpu_request& request) {
+  return impl::with_sort_types(request.what, value_bytes, [&]<class Value>() {
+    return impl::sort_calls<Key, Value>(n, request).device_bytes(request);
+  });
+}
+
+template <class Key>
+gpu_result stream_typed(stream_workspace& ws, const stream_arrays& arrays, const gpu_request& request,
+                        const stream_progress& progress) {
+  return impl::with_value_bits(arrays.value_bytes, [&]<class Value>() {
+    return impl::stream<Key, Value>(ws, arrays, request, progress);
+  });
 }
 
 }  // namespace scanlab::sort_app
+
+// One key type's GPU side, in the translation unit of its width (sort_gpu_<bits>.cu).
+#define SCANLAB_SORT_INSTANTIATE(Key)                                                                             \
+  template scanlab::sort_app::gpu_result scanlab::sort_app::run_typed<Key>(                                     \
+      const scanlab::io::host_array&, const scanlab::io::host_array*, const scanlab::sort_app::gpu_request&);   \
+  template std::uint64_t scanlab::sort_app::in_memory_device_bytes<Key>(std::int64_t, std::size_t,              \
+                                                                        const scanlab::sort_app::gpu_request&); \
+  template scanlab::sort_app::gpu_result scanlab::sort_app::stream_typed<Key>(                                  \
+      scanlab::stream_workspace&, const scanlab::sort_app::stream_arrays&,                                        \
+      const scanlab::sort_app::gpu_request&, const scanlab::sort_app::stream_progress&);

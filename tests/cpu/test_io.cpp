@@ -1482,29 +1482,100 @@ TEST_F(stream_writer_test, wrong_counts_and_abandoned_writes_leave_nothing) {
   EXPECT_EQ(listing(), std::vector<std::string>{"keep.npy"});
 }
 
-// A full disk, simulated without root: a file size limit (RLIMIT_FSIZE, as `ulimit -f`) with
-// SIGXFSZ ignored, so that write() fails with EFBIG as it fails with ENOSPC on a full disk.
-TEST_F(stream_writer_test, full_disk_is_one_clear_error_and_leaves_nothing) {
-  write_npy(file("out.npy"), array_of<std::int32_t>({1, 2, 3}));
-  const std::string before = read_bytes(file("out.npy"));
+// A full disk, simulated without root: `write` run under a file size limit of 64 KiB
+// (RLIMIT_FSIZE, as `ulimit -f`) with SIGXFSZ ignored, so that write() fails with EFBIG as it
+// fails with ENOSPC on a full disk. Returns the io_error's message ("" if none was thrown).
+std::string on_a_full_disk(const std::function<void()>& write) {
   rlimit old_limit{};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  if (::getrlimit(RLIMIT_FSIZE, &old_limit) != 0) return "getrlimit failed";
   const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
   rlimit small = old_limit;
   small.rlim_cur = 64 << 10;
-  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
   std::string message;
-  try {
+  if (::setrlimit(RLIMIT_FSIZE, &small) != 0) {
+    message = "setrlimit failed";
+  } else {
+    try {
+      write();
+    } catch (const io_error& e) {
+      message = e.what();
+    }
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  return message;
+}
+
+TEST_F(stream_writer_test, full_disk_is_one_clear_error_and_leaves_nothing) {
+  write_npy(file("out.npy"), array_of<std::int32_t>({1, 2, 3}));
+  const std::string before = read_bytes(file("out.npy"));
+  const std::string message = on_a_full_disk([&] {
     stream_writer writer(file("out.npy"), dtype::i32, {1 << 20});
     const std::vector<std::int32_t> chunk(4096, 7);
     for (int i = 0; i < 256; ++i) writer.write(chunk.data(), chunk.size() * sizeof(std::int32_t));
     writer.commit();
-  } catch (const io_error& e) {
-    message = e.what();
-  }
-  ::setrlimit(RLIMIT_FSIZE, &old_limit);
-  std::signal(SIGXFSZ, old_handler);
+  });
   EXPECT_NE(message.find("out.npy: write failed: File too large"), std::string::npos) << message;
+  EXPECT_EQ(read_bytes(file("out.npy")), before);
+  EXPECT_EQ(listing(), std::vector<std::string>{"out.npy"});
+}
+
+// ---- Outputs written in place through a mapping (mapped_output: scanlab-sort's streaming path) ----
+
+using mapped_output_test = io_test;
+
+TEST_F(mapped_output_test, writes_what_write_dataset_writes) {
+  {
+    mapped_output out(file("k.npy"), dtype::i64, 3);
+    const std::int64_t values[3] = {5, -6, 7};
+    std::memcpy(out.data(), values, sizeof values);
+    EXPECT_EQ(listing().size(), 1u);  // the temporary only
+    EXPECT_FALSE(std::filesystem::exists(file("k.npy")));
+    out.commit();
+  }
+  write_npy(file("ref.npy"), array_of<std::int64_t>({5, -6, 7}));
+  EXPECT_EQ(read_bytes(file("k.npy")), read_bytes(file("ref.npy")));
+  {
+    mapped_output out(file("none.npy"), dtype::f32, 0);
+    EXPECT_EQ(out.data(), nullptr);
+    out.commit();
+  }
+  write_npy(file("none_ref.npy"), array_of<float>({}));
+  EXPECT_EQ(read_bytes(file("none.npy")), read_bytes(file("none_ref.npy")));
+  {
+    mapped_output out(file("k.bin"), dtype::u8, 2);
+    std::memcpy(out.data(), "ab", 2);
+    out.commit();
+  }
+  EXPECT_EQ(read_bytes(file("k.bin")), "ab");
+  expect_io_error([&] { mapped_output(file("k.txt"), dtype::u8, 10); }, {"k.txt", "not as text"});
+  expect_io_error([&] { mapped_output("-", dtype::u8, 10); }, {"standard output", "give a .npy or raw file"});
+  expect_io_error([&] { mapped_output(file("k.xyz"), dtype::u8, 10); }, {"k.xyz", "unsupported file extension"});
+}
+
+TEST_F(mapped_output_test, abandoned_leaves_nothing) {
+  write_npy(file("keep.npy"), array_of<float>({1, 2}));
+  const std::string before = read_bytes(file("keep.npy"));
+  {
+    mapped_output out(file("keep.npy"), dtype::f32, 1000);
+    std::memset(out.data(), 1, 4000);
+  }  // destroyed without commit (an exception on the way out, Ctrl-C)
+  EXPECT_EQ(read_bytes(file("keep.npy")), before);
+  EXPECT_EQ(listing(), std::vector<std::string>{"keep.npy"});
+}
+
+// A full disk (on_a_full_disk) is found when the file is preallocated, before any page of the
+// mapping is written: one error, nothing left.
+TEST_F(mapped_output_test, full_disk_fails_when_preallocating) {
+  write_npy(file("out.npy"), array_of<std::int32_t>({1, 2, 3}));
+  const std::string before = read_bytes(file("out.npy"));
+  const std::string message = on_a_full_disk([&] {
+    mapped_output out(file("out.npy"), dtype::i32, 1 << 20);
+    out.commit();
+  });
+  EXPECT_NE(message.find("out.npy: write failed: File too large (reserving 4194432 bytes for the output)"),
+            std::string::npos)
+      << message;
   EXPECT_EQ(read_bytes(file("out.npy")), before);
   EXPECT_EQ(listing(), std::vector<std::string>{"out.npy"});
 }

@@ -372,6 +372,31 @@ void sort_contract_test() {
     expect_same_bits(y.data(), want.data(), m, "n " + std::to_string(m));
     EXPECT_LE(ws.device_bytes_held(), ws.device_bytes());
   }
+  // sort_options::on_progress: pass 1 then pass 2, each counting up to n, R as planned; one run:
+  // pass 1 only.
+  struct seen {
+    std::vector<ss::sort_progress> calls;
+  } log;
+  ss::sort_options watched = runs_of_100;
+  watched.progress_context = &log;
+  watched.on_progress = [](void* context, const ss::sort_progress& p) { static_cast<seen*>(context)->calls.push_back(p); };
+  ss::workspace roomy(std::size_t{64} << 20);  // holds the 5000 keys as one run
+  for (const std::int64_t runs : {std::int64_t{50}, std::int64_t{1}}) {
+    log.calls.clear();
+    if (runs == 1) watched.max_run_bytes = std::size_t{1} << 30;
+    ASSERT_EQ(ss::sort_keys(runs == 1 ? roomy : ws, x.data(), y.data(), n, watched), cudaSuccess);
+    ASSERT_FALSE(log.calls.empty());
+    std::int64_t done[3] = {0, 0, 0};
+    for (const ss::sort_progress& p : log.calls) {
+      ASSERT_TRUE(p.pass == 1 || (p.pass == 2 && done[1] == n)) << "pass " << p.pass << " out of order";
+      EXPECT_EQ(p.n, n);
+      EXPECT_EQ(p.runs, runs);
+      EXPECT_GT(p.done, done[p.pass]) << "pass " << p.pass << " went back";
+      done[p.pass] = p.done;
+    }
+    EXPECT_EQ(done[1], n);
+    EXPECT_EQ(done[2], runs > 1 ? n : 0);
+  }
 }
 
 }  // namespace scanlab::test::streaming_sort

@@ -42,6 +42,11 @@
 // overlaps are not allowed, nor may the scratch overlap the arrays. Host arrays pinned or
 // pageable (pageable: through pinned staging, bound by the CPU's copies).
 //
+// Progress: sort_options::on_progress, where set, is called on the calling thread after each
+// run-formation chunk is queued for copy back and after each merge step (sort_progress: the
+// pass, its items done, n, R), for a progress bar over a call that may take minutes; it costs
+// nothing when null.
+//
 // Memory. Device: at most the workspace's budget (run formation: `slots` chunk buffers of the
 // run's keys (and values) in and out, and the radix sort's temp storage; merge: R windows of
 // W items, a gather buffer and two output buffers of S items, merge_runs' temp storage of
@@ -79,6 +84,14 @@
 
 namespace scanlab::streaming {
 
+// What sort_options::on_progress is told: how far the call has come.
+struct sort_progress {
+  int pass = 1;            // 1: run formation, 2: the merge
+  std::int64_t done = 0;   // items of this pass handed to the copy back (pass 1) or merged (pass 2)
+  std::int64_t n = 0;      // items in all
+  std::int64_t runs = 0;   // R (1: the one run is the output, there is no pass 2)
+};
+
 // The external sort's own knobs (the workspace's options set the ring's slots).
 struct sort_options {
   // The most input bytes (keys and values) of one run. Larger runs mean fewer runs (R), so
@@ -88,6 +101,11 @@ struct sort_options {
   // Host scratch for the runs, sort_scratch_bytes<Key, Value>(n) bytes (pinned for speed), or
   // null: allocated for the call. Unused when the input makes one run.
   void* h_scratch = nullptr;
+  // Progress (an app's progress bar): called on the calling thread between pieces of work, after
+  // each run-formation chunk's copy back is queued and after each merge step, with `context`.
+  // It must not throw or call into this workspace; null: not called.
+  void (*on_progress)(void* context, const sort_progress& progress) = nullptr;
+  void* progress_context = nullptr;
 };
 
 namespace detail {
@@ -127,6 +145,9 @@ struct sort_stage {
   const Value* h_values_in;
   Key* h_keys_out;  // the output (one run) or the scratch
   Value* h_values_out;
+  const sort_options* progress = nullptr;  // on_progress, if set
+  std::int64_t n = 0;
+  std::int64_t runs = 0;
 
   [[nodiscard]] static std::size_t key_bytes(std::int64_t items) { return align_up(static_cast<std::size_t>(items) * sizeof(Key)); }
   [[nodiscard]] static std::size_t value_bytes(std::int64_t items) {
@@ -176,6 +197,9 @@ struct sort_stage {
     return sort(p.temp(), bytes, buffers(p, c), c.items, stream);
   }
   [[nodiscard]] cudaError_t output(const pipeline& p, const chunk& c, transfer_list& out) const {
+    if (progress != nullptr && progress->on_progress != nullptr) {
+      progress->on_progress(progress->progress_context, sort_progress{1, c.begin + c.items, n, runs});
+    }
     const slot_buffers b = buffers(p, c);
     const transfer keys{h_keys_out + c.begin, b.keys_out, static_cast<std::size_t>(c.items) * sizeof(Key)};
     if constexpr (with_values) {
@@ -411,9 +435,9 @@ class merge_pass {
   static constexpr bool with_values = has_values_v<Value>;
 
   merge_pass(workspace_state& ws, const merge_arrays<Key, Value>& arrays, std::int64_t n, std::int64_t run_items,
-             std::int64_t step)
+             std::int64_t step, const sort_options& opts)
       : ws_(ws), arrays_(arrays), n_(n), run_items_(run_items), step_(step),
-        runs_(static_cast<int>(scanlab::detail::ceil_div(n, run_items))) {}
+        runs_(static_cast<int>(scanlab::detail::ceil_div(n, run_items))), opts_(opts) {}
 
   [[nodiscard]] cudaError_t run() {
     const cudaError_t status = run_steps();
@@ -567,6 +591,7 @@ class merge_pass {
         SCANLAB_TRY(refill(r, main));
       }
       produced += take;
+      if (opts_.on_progress != nullptr) opts_.on_progress(opts_.progress_context, sort_progress{2, produced, n_, runs_});
     }
     SCANLAB_TRY(cudaStreamSynchronize(main));
     return cudaStreamSynchronize(out);
@@ -578,6 +603,7 @@ class merge_pass {
   std::int64_t run_items_;
   std::int64_t step_;
   int runs_;
+  const sort_options& opts_;
   std::int64_t steps_ = 0;
   merge_layout<Key, Value> layout_{};
   std::vector<run_state> state_;
@@ -631,9 +657,10 @@ template <class Key, class Value>
                 (with_values && (h_values_in == nullptr || h_values_out == nullptr)))) {
     return cudaErrorInvalidValue;
   }
-  stage_type stage{h_keys_in, h_values_in, h_keys_out, h_values_out};
+  stage_type stage{h_keys_in, h_values_in, h_keys_out, h_values_out, &sort_opts, n};
   plan runs{};
   SCANLAB_TRY(make_plan(stage, n, ws.device_bytes(), opts, runs));
+  stage.runs = runs.num_chunks;
   if (runs.num_chunks <= 1) {  // n == 0, or one run: the in-memory sort, straight to the output
     if constexpr (with_values) {
       return stream_chunks(ws, stage, n, {h_keys_in, h_values_in}, {h_keys_out, h_values_out}, opts);
@@ -669,7 +696,7 @@ template <class Key, class Value>
   // Pass 2: the merge into the output.
   const merge_arrays<Key, Value> arrays{run_keys,       run_values, h_keys_out, h_values_out, runs_staged[0],
                                         out_staged[0] || out_staged[1]};
-  merge_pass<Key, Value> merge(state, arrays, n, runs.chunk_items, step);
+  merge_pass<Key, Value> merge(state, arrays, n, runs.chunk_items, step, sort_opts);
   SCANLAB_TRY(merge.run());
   state.merge_steps = merge.steps();
   return cudaSuccess;
