@@ -444,13 +444,33 @@ class _Torch(_Framework):
     name = "torch"
     allocates = True
 
+    def __init__(self) -> None:
+        self._torch: Any = None
+        self._raw_stream: Callable[[int], int] | None = None
+        self._devices: dict[int, Any] = {}
+
+    def _module(self) -> Any:
+        # Imported on first use (never at scanlab's import), then kept: a call at 2^10
+        # elements costs tens of microseconds, of which the lookups below were several.
+        if self._torch is None:
+            import torch
+            self._torch = torch
+            # The current stream's handle without building a torch.cuda.Stream (3 us a call on
+            # the H100 machine); PyTorch's own binding, absent from some builds: then the public way.
+            self._raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        return self._torch
+
     def current_stream(self, device: int) -> int:
-        import torch
+        torch = self._module()
+        if self._raw_stream is not None:
+            return int(self._raw_stream(device))
         return int(torch.cuda.current_stream(device).cuda_stream)
 
     def empty(self, call: Call, shape: tuple[int, ...], dtype: str) -> tuple[Any, int]:
-        import torch
-        dev = torch.device("cuda", call.device)
+        torch = self._module()
+        dev = self._devices.get(call.device)
+        if dev is None:
+            dev = self._devices.setdefault(call.device, torch.device("cuda", call.device))
         if call.explicit_stream and not _same_stream(call.stream, self.current_stream(call.device)):
             # The caching allocator pools memory per stream: allocate on the call's stream.
             with torch.cuda.stream(torch.cuda.ExternalStream(call.stream, device=dev)):
