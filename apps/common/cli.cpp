@@ -240,17 +240,21 @@ io::dtype app::chosen_dtype() const {
                               io::dtype_choices(defaults_.linrec_types));
 }
 
+void app::refuse_foreign_type(const std::string& path, io::dtype type) const {
+  if (io::is_linrec_only(type) && !defaults_.linrec_types) {
+    throw io::io_error(path, std::string(io::name(type)) + " data: " + name_ +
+                                 " does not take it (only scanlab-linrec does; convert it to float32 or "
+                                 "float64, e.g. numpy's a.astype(np.float32))");
+  }
+}
+
 io::host_array app::load_file(const std::string& path, std::optional<io::dtype> type) const {
   io::read_options read;
   if (!options_.dtype.empty()) read.type = chosen_dtype();
   read.column = options_.column;
   return io::guard_allocation(path, [&] {
     io::host_array array = io::read_dataset(path, read);
-    if (io::is_linrec_only(array.type()) && !defaults_.linrec_types) {
-      throw io::io_error(path, std::string(io::name(array.type())) + " data: " + name_ +
-                                   " does not take it (only scanlab-linrec does; convert it to float32 or "
-                                   "float64, e.g. numpy's a.astype(np.float32))");
-    }
+    refuse_foreign_type(path, array.type());
     spdlog::debug("read {}: {} x {}", path, array.size(), io::name(array.type()));
     if (type && array.type() != *type) array = io::convert(array, *type, path);
     return array;
@@ -286,6 +290,7 @@ io::input_array app::open_input() const {
     if (!options_.dtype.empty()) read.type = chosen_dtype();
     read.column = options_.column;
     io::input_array array = io::open_dataset(options_.input, read);
+    refuse_foreign_type(options_.input, array.type());
     spdlog::debug("{} {}: {} x {}", array.is_mapped() ? "mapped" : "read", options_.input, array.size(),
                   io::name(array.type()));
     return array;

@@ -164,6 +164,9 @@ class app {
   [[nodiscard]] std::string dataset_name() const;
 
  private:
+  // io_error naming `path` for a dtype only scanlab-linrec takes, in the other apps (read or
+  // mapped inputs alike).
+  void refuse_foreign_type(const std::string& path, io::dtype type) const;
   void add_dataset_options();
   // With an option (-o, or an app's own output) given "-": keeps standard output for its data.
   void reserve_standard_output_for_data() const;
