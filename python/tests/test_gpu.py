@@ -309,6 +309,45 @@ def test_explicit_stream():
     torch.testing.assert_close(got2, torch.sort(x).values)
 
 
+def test_small_calls_share_a_workspace_per_stream():
+    # Small temporary storage comes from one workspace per (device, stream), reused: many
+    # calls in a row on two streams (queued, not synchronised between), each result right.
+    xs = [cuda(random(n, "float32", seed=n)) for n in (1, 1000, 4097, 65536)]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    outs = []
+    for rep in range(20):
+        x = xs[rep % len(xs)]
+        outs.append((x, scanlab.cumsum(x)))
+        with torch.cuda.stream(s):
+            outs.append((x, scanlab.cumsum(x)))
+    torch.cuda.current_stream().wait_stream(s)
+    for x, got in outs:
+        torch.testing.assert_close(got, torch.cumsum(x, 0), rtol=1e-3, atol=1e-2)
+
+
+def test_cuda_graph_capture_of_a_small_call():
+    # While a stream is captured the workspace is not used (the graph would keep its
+    # address): replays give the scan of the captured input's current values.
+    x = cuda(random(1000, "float32", seed=12))
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        scanlab.cumsum(x)  # warm-up outside the capture
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = scanlab.cumsum(x)
+    for seed in (13, 14):
+        x.copy_(cuda(random(1000, "float32", seed=seed)))
+        other = scanlab.cumsum(cuda(random(1000, "float32", seed=99)))  # the eager workspace in use
+        graph.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out, torch.cumsum(x, 0), rtol=1e-3, atol=1e-2)
+        torch.testing.assert_close(other, torch.cumsum(cuda(random(1000, "float32", seed=99)), 0), rtol=1e-3,
+                                   atol=1e-2)
+
+
 def test_cuda_array_interface_fallback_returns_device_array():
     x = cuda(random(1000, "int32", seed=4))
 

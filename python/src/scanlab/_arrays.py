@@ -317,7 +317,7 @@ class Call:
         fw = _FRAMEWORKS[self.framework]
         if fw.allocates:
             nbytes = fn(*args, 0, 0, _QUERY, self.stream, self.device)
-            temp, ptr = fw.empty(self, (nbytes,), "uint8")
+            temp, ptr = fw.temporary(self, nbytes)
             fn(*args, ptr, nbytes, _GIVEN, self.stream, self.device)
             del temp  # back to the framework's pool, ordered on the call's stream
         else:
@@ -427,6 +427,10 @@ class _Framework:
     def current_stream(self, device: int) -> int:
         return 0  # the legacy default stream
 
+    def temporary(self, call: Call, nbytes: int) -> tuple[Any, int]:
+        """Temporary storage of ``nbytes`` for one launch on the call's stream."""
+        return self.empty(call, (nbytes,), "uint8")
+
     def empty(self, call: Call, shape: tuple[int, ...], dtype: str) -> tuple[Any, int]:
         nbytes = math.prod(shape) * ITEMSIZE[dtype]
         buffer = _C.DeviceBuffer(nbytes, call.device)
@@ -444,10 +448,33 @@ class _Torch(_Framework):
     name = "torch"
     allocates = True
 
+    # Temporary storage up to this size comes from one workspace per (device, current
+    # stream), kept between calls (as PyTorch keeps cuBLAS workspaces): the launches of one
+    # stream run in order, so each finishes with the workspace before the next starts. It
+    # saves a torch.empty (4-5 us) of the small calls, whose temporary storage is a few
+    # hundred bytes.
+    _WORKSPACE_BYTES = 1 << 16
+    _WORKSPACES_KEPT = 64  # streams remembered; the oldest is let go (stream-ordered: safe)
+
     def __init__(self) -> None:
         self._torch: Any = None
         self._raw_stream: Callable[[int], int] | None = None
         self._devices: dict[int, Any] = {}
+        self._workspaces: dict[tuple[int, int], tuple[Any, int]] = {}
+
+    def temporary(self, call: Call, nbytes: int) -> tuple[Any, int]:
+        # Not for explicit streams or while the stream is captured into a CUDA graph (the
+        # graph would keep the address of a workspace that later calls reuse): a fresh one.
+        torch = self._module()
+        if nbytes > self._WORKSPACE_BYTES or call.explicit_stream or torch.cuda.is_current_stream_capturing():
+            return self.empty(call, (nbytes,), "uint8")
+        key = (call.device, call.stream)
+        workspace = self._workspaces.get(key)
+        if workspace is None:
+            if len(self._workspaces) >= self._WORKSPACES_KEPT:
+                del self._workspaces[next(iter(self._workspaces))]
+            workspace = self._workspaces[key] = self.empty(call, (self._WORKSPACE_BYTES,), "uint8")
+        return workspace
 
     def _module(self) -> Any:
         # Imported on first use (never at scanlab's import), then kept: a call at 2^10
