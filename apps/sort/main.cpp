@@ -305,7 +305,7 @@ int main(int argc, char** argv) {
       "The outputs (-o, --values-out: .npy or raw, not text or standard output) are preallocated (a full disk "
       "fails before the sort), written in place through a mapping of a temporary file, and renamed over the "
       "name at the end (a failed or interrupted run leaves no file under it); a progress bar over both passes "
-      "shows on a terminal; --validate checks against std::stable_sort (CUB is not run); --bench reports the "
+      "shows on a terminal; --validate checks against std::stable_sort up to 2^27 keys and beyond that in linear time without a second sort (keys in order, the input's multiset of keys by hashes, positions each once and stable, (key, value) pairs by hashes; CUB is not run); --bench reports the "
       "GB/s of host data. It sorts ascending on all key bits: --descending, --begin-bit, --end-bit, "
       "--algorithm multipass and --dists are refused there (with --device-memory before anything is read).");
 

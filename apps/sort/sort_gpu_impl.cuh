@@ -13,6 +13,7 @@
 // ones compiled for the in-memory path (the external sort adds its merge kernels only).
 #pragma once
 
+#include "sort/sort_check.hpp"
 #include "sort/sort_gpu.hpp"
 
 #include "common/device_buffer.hpp"
@@ -49,17 +50,6 @@ __global__ void iota_kernel(T* out, std::int64_t n) {
        i += std::int64_t{gridDim.x} * blockDim.x) {
     out[i] = static_cast<T>(i);
   }
-}
-
-// The documented order on whole keys (NaN last and equal to NaN, -0.0 == +0.0), written
-// independently of the library's bit transform.
-template <class Key>
-bool key_before(Key a, Key b, bool descending) {
-  if constexpr (std::is_floating_point_v<Key>) {
-    if (std::isnan(a)) return false;
-    if (std::isnan(b)) return true;
-  }
-  return descending ? b < a : a < b;
 }
 
 // The stable sorting permutation on the CPU (std::stable_sort). A bit range compares those
@@ -489,10 +479,14 @@ gpu_result stream(stream_workspace& ws, const stream_arrays& a, const gpu_reques
   if (request.validate) {
     const std::span<const value_t> given = a.positions || values_in == nullptr ? std::span<const value_t>()
                                                                                : std::span<const value_t>(values_in, n);
-    result.checks = check_cpu<Key, Value>(std::span<const Key>(keys_in, n), given, std::span<const Key>(keys_out, n),
-                                          values_out == nullptr ? std::span<const value_t>()
-                                                                : std::span<const value_t>(values_out, n),
-                                          request);
+    const std::span<const value_t> sorted_values = values_out == nullptr ? std::span<const value_t>()
+                                                                         : std::span<const value_t>(values_out, n);
+    const std::span<const Key> in(keys_in, n), out(keys_out, n);
+    // Beyond linear_check_items the std::stable_sort reference would take minutes: the
+    // linear checks (sort_check.hpp) instead.
+    result.checks = a.n > linear_check_items
+                        ? linear_checks<Key, value_t>(in, given, out, sorted_values, a.positions)
+                        : check_cpu<Key, Value>(in, given, out, sorted_values, request);
     result.skipped = "CUB: not run on the streaming path (CUB sorts device arrays only)";
   }
   return result;
