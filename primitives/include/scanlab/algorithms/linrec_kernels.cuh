@@ -486,6 +486,12 @@ struct linrec_options {
   std::int64_t segments = 0;      // interleaved: 0 = automatic
 };
 
+// The tile states the single-pass kernel publishes for storage type S: maps of the state
+// type (float for the 16-bit types). Every size of temp storage and every schedule names
+// this one type, so what is sized is what is written.
+template <class S>
+using linrec_tile_state = device::tile_state<affine_map<linrec_state_t<S>>>;
+
 // S: the storage type of x, the final states and the initial states (the source's).
 template <class Source, class S>
 struct linrec_params {
@@ -1815,7 +1821,7 @@ constexpr std::size_t rows_temp_bytes(std::int64_t batch, std::int64_t length, l
                                }) == 0;
   if (rows_everywhere) return 256;
   return arch::max_over_policies<Tuning>([&](auto policy) -> std::size_t {
-    return 256 + device::tile_state<affine_map<linrec_state_t<T>>>::storage_bytes(
+    return 256 + linrec_tile_state<T>::storage_bytes(
                      detail::ceil_div<std::int64_t>(batch * length, decltype(policy)::type::tile_items));
   });
 }
@@ -1840,7 +1846,7 @@ linrec_params<Source, T> tile_params(const Source& src, T* d_x, T* d_final, std:
           .x0 = widen(x0),
           .n = batch * length,
           .length = length,
-          .schedule = {{device::tile_state<affine_map<linrec_state_t<T>>>(states, num_tiles)}, num_tiles, {}},
+          .schedule = {{linrec_tile_state<T>(states, num_tiles)}, num_tiles, {}},
           .batched = batch > 1,
           .vector_load = vector_load,
           .vector_store = vector_store,
@@ -1970,7 +1976,7 @@ __global__ void __launch_bounds__(256)
 // brackets. T: the storage type.
 template <class T>
 constexpr std::size_t offsets_states_bytes(std::int64_t tiles) {
-  return detail::align_up(device::tile_state<affine_map<linrec_state_t<T>>>::storage_bytes(tiles));
+  return detail::align_up(linrec_tile_state<T>::storage_bytes(tiles));
 }
 template <class Tuning, class T>
 constexpr std::size_t offsets_temp_bytes(std::int64_t n) {
