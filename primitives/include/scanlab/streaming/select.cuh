@@ -4,7 +4,8 @@
 //   SCANLAB_CHECK(scanlab::streaming::select_if(std::size_t{1} << 30, h_x, h_kept, n, kept, is_positive{}));
 //
 // Each chunk is compacted on the device by scanlab::select_if into the slot's output buffer;
-// its count goes to a pinned host word on the chunk's stream. Before the chunk's kept items
+// the compaction writes its count straight into a pinned host word (mapped: no copy queued
+// behind the copy engine's chunk transfers). Before the chunk's kept items
 // can be copied back (to h_out + the total so far), the host must know how many there are:
 // it waits for the chunk's compute event and reads the word. That is the one host wait on
 // compute per chunk; it comes one chunk behind (chunk i's count is read once chunk i + 1's
@@ -36,7 +37,7 @@ namespace detail {
 template <class T, class Pred>
 struct select_stage {
   static constexpr std::size_t item_bytes = sizeof(T);
-  static constexpr std::size_t word_bytes = sizeof(std::int64_t) * max_slots;  // a device count per slot
+  static constexpr std::size_t word_bytes = 0;  // the counts live in the pipeline's pinned host words
   const T* h_in;
   T* h_out;
   Pred pred;
@@ -57,11 +58,11 @@ struct select_stage {
     return {const_cast<T*>(h_in + c.begin), p.slot(c.slot), static_cast<std::size_t>(c.items) * sizeof(T)};
   }
   [[nodiscard]] cudaError_t compute(const pipeline& p, const chunk& c, cudaStream_t stream) const {
-    auto* d_count = reinterpret_cast<std::int64_t*>(p.words()) + c.slot;
+    // Pinned host memory is addressable by the device (unified addressing); the kernel's write
+    // is visible to the host once the chunk's `computed` event has completed.
     std::size_t bytes = p.temp_bytes();
-    SCANLAB_TRY(::scanlab::select_if(p.temp(), bytes, reinterpret_cast<const T*>(p.slot(c.slot)),
-                                     kept_items(p, c, p.chunk_items()), d_count, c.items, pred, stream));
-    return cudaMemcpyAsync(p.host_word(c.slot), d_count, sizeof(std::int64_t), cudaMemcpyDeviceToHost, stream);
+    return ::scanlab::select_if(p.temp(), bytes, reinterpret_cast<const T*>(p.slot(c.slot)),
+                                kept_items(p, c, p.chunk_items()), p.host_word(c.slot), c.items, pred, stream);
   }
   [[nodiscard]] cudaError_t output(const pipeline& p, const chunk& c, transfer_list& out) {
     SCANLAB_TRY(p.wait_computed(c));
