@@ -273,10 +273,17 @@ enum class temp_mode : int {
   query = 0,  // return the temporary storage size; launch nothing
   given = 1,  // run with the caller's temporary storage (temp, temp_bytes)
   own = 2,    // run with temporary storage from cudaMallocAsync / cudaFreeAsync on the stream
+  // Run with the caller's workspace (temp, temp_bytes: kept between calls of one stream) if
+  // the call needs no more than it and the stream is not being captured into a graph (the
+  // graph would keep the workspace's address); else launch nothing and return the size, for
+  // a `given` call with storage of its own. One extension call instead of a query and a
+  // launch: the small calls' overhead.
+  workspace = 3,
 };
 
 // Runs f(d_temp, temp_bytes, stream) (a two-phase library call) on `device` with the GIL
-// released, as `mode` says. Returns the size for a query, else 0.
+// released, as `mode` says. Returns the size for a query (or a workspace too small, or one
+// that may not be used), else 0.
 template <class F>
 std::size_t run(const char* what, int mode, std::uintptr_t temp, std::size_t temp_bytes, int device,
                 std::uintptr_t stream_handle, F&& f) {
@@ -290,11 +297,23 @@ std::size_t run(const char* what, int mode, std::uintptr_t temp, std::size_t tem
       return bytes;
     }
     case temp_mode::given: check(what, f(reinterpret_cast<void*>(temp), temp_bytes, stream)); return 0;
+    case temp_mode::workspace: {
+      // (A null d_temp is a query to the library: a call with no workspace always returns
+      // a size, at least 1.)
+      std::size_t bytes = 0;
+      check(what, f(nullptr, bytes, stream));
+      if (temp == 0 || bytes > temp_bytes) return bytes > 0 ? bytes : 1;
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      check(what, cudaStreamIsCapturing(stream, &capture));
+      if (capture != cudaStreamCaptureStatusNone) return bytes > 0 ? bytes : 1;
+      check(what, f(reinterpret_cast<void*>(temp), temp_bytes, stream));
+      return 0;
+    }
     case temp_mode::own: {
       std::size_t bytes = 0;
       check(what, f(nullptr, bytes, stream));
-      void* d_temp = nullptr;
-      check(what, cudaMallocAsync(&d_temp, bytes, stream));
+      void* d_temp = nullptr;  // never null for the run (null is a query): at least 1 byte
+      check(what, cudaMallocAsync(&d_temp, bytes > 0 ? bytes : 1, stream));
       const cudaError_t status = f(d_temp, bytes, stream);
       const cudaError_t freed = cudaFreeAsync(d_temp, stream);
       check(what, status);

@@ -96,8 +96,11 @@ def _scan(name: str, x: Any, op: str, exclusive: bool, init: Any, stream: Any) -
     op = check_choice(call, op, "op", _OPS)
     a = call.arg(x, "x", dtypes=DTYPES, ndims=(1,))
     acc = _ACCUMULATOR[a.dtype, op]
-    first = _check_init(call, _identity(op, acc) if init is None else init, acc)
-    out, out_ptr = call.empty(a.shape, acc)
+    if exclusive:
+        first = _check_init(call, _identity(op, acc) if init is None else init, acc)
+    else:  # unused by inclusive scans
+        first = 0.0 if acc in _FLOATS else 0
+    out, out_ptr = call.empty_like(a, acc)
     call.launch(_C.scan, DTYPE_CODE[a.dtype], _OP_CODE[op], exclusive, first, a.ptr, out_ptr, a.size)
     return call.result(out)
 

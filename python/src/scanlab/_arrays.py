@@ -13,9 +13,10 @@ Every public function of the package goes through a :class:`Call`:
 3. ``call.empty(shape, dtype)`` allocates an output with the framework's own allocator
    (PyTorch's and CuPy's caching allocators, stream-ordered on the call's stream), or, for
    JAX and other producers, as a :class:`DeviceArray` (``cudaMalloc``) exported through DLPack;
-4. ``call.launch(fn, *args)`` sizes the temporary storage, allocates it (framework allocator
-   where there is one, else ``cudaMallocAsync``/``cudaFreeAsync`` on the stream inside the
-   extension) and runs the operation;
+4. ``call.launch(fn, *args)`` runs the operation with temporary storage: the framework's
+   workspace for the stream where it is large enough (one extension call), else storage
+   sized for the call (framework allocator where there is one, else ``cudaMallocAsync``/
+   ``cudaFreeAsync`` on the stream inside the extension);
 5. ``call.result(out)`` hands the output back as the caller's array type. Compactions, whose
    result size is known only on the device, read it with ``call.read_count`` (which waits for
    the call's stream) and cut their outputs to it with ``call.shrink``.
@@ -59,7 +60,7 @@ _DEVICE_NAMES = {1: "CPU", 2: "CUDA", 3: "pinned host (CUDA host)", 4: "OpenCL",
                  9: "VPI", 10: "ROCm", 11: "ROCm host", 13: "CUDA managed", 14: "oneAPI"}
 
 # Temporary-storage modes of the extension's operations (module.cpp: temp_mode).
-_QUERY, _GIVEN, _OWN = 0, 1, 2
+_QUERY, _GIVEN, _OWN, _WORKSPACE = 0, 1, 2, 3
 
 
 def _type_name(obj: Any) -> str:
@@ -114,7 +115,7 @@ def _same_stream(a: int, b: int) -> bool:
     return _dlpack_stream(a) == _dlpack_stream(b)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs a microsecond a call
 class Array:
     """An input, imported: where it is and what it holds. ``keep`` keeps the memory alive."""
 
@@ -133,6 +134,12 @@ class Array:
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+
+# torch.Tensor once torch is in use (a fast test for the common input), and torch dtype ->
+# name: set by _Torch._module and _from_torch, never importing torch here.
+_torch_tensor_type: list[Any] = [None]
+_torch_dtype_names: dict[Any, str] = {}
 
 
 def _contiguous(shape: Sequence[int], strides: Sequence[int] | None) -> bool:
@@ -185,7 +192,7 @@ class Call:
             dtype: str | None = None) -> Array:
         """Import ``obj`` (argument ``arg``) and check it: a CUDA array of one of ``dtypes``
         (exactly ``dtype`` where given), of a rank in ``ndims`` (None: any), compact row-major."""
-        if framework_of(obj) == "torch" and hasattr(obj, "data_ptr"):
+        if type(obj) is _torch_tensor_type[0] or (framework_of(obj) == "torch" and hasattr(obj, "data_ptr")):
             array = self._from_torch(obj, arg)
         elif hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
             array = self._from_dlpack(obj, arg)
@@ -211,12 +218,11 @@ class Call:
         """A torch.Tensor, read from its own attributes: what __dlpack__ would say, without
         building a capsule (the call overhead matters at small sizes). Real dtypes carry no
         conjugate or negative bit, and complex ones are refused, so the raw data is the value."""
-        device = t.device
-        if device.type != "cuda":
-            where = "CPU" if device.type == "cpu" else device.type
-            hint = " (host memory: move it to the GPU first, e.g. tensor.cuda())" if device.type == "cpu" else ""
+        if not t.is_cuda:
+            where = "CPU" if t.device.type == "cpu" else t.device.type
+            hint = " (host memory: move it to the GPU first, e.g. tensor.cuda())" if where == "CPU" else ""
             raise self.type_error(f"{arg} is a {where} array; scanlab needs a CUDA device array{hint}")
-        index = device.index if device.index is not None else 0
+        index = t.get_device()  # an int: cheaper than building t.device
         self._adopt(arg, "torch", index)
         if (self.framework != "torch" or self.explicit_stream) and not self.torch_ordered:
             # Read without __dlpack__, which would have ordered the tensor for us: a call
@@ -226,8 +232,12 @@ class Call:
                 _C.stream_wait(current, self.stream, index)
             self.torch_ordered = True
         shape = tuple(t.shape)
-        name = str(t.dtype).removeprefix("torch.")
-        if not _contiguous(shape, t.stride()):
+        name = _torch_dtype_names.get(t.dtype)
+        if name is None:
+            name = _torch_dtype_names[t.dtype] = str(t.dtype).removeprefix("torch.")
+        # PyTorch's contiguity is _contiguous's: row-major, extents of 1 with any stride, and
+        # empty tensors contiguous.
+        if not t.is_contiguous():
             raise self.value_error(
                 f"{arg} is not contiguous (shape {shape}, strides {t.stride()} in elements): "
                 "pass a contiguous copy (x.contiguous() in PyTorch, cupy.ascontiguousarray)")
@@ -312,14 +322,23 @@ class Call:
         """An uninitialised output of the caller's framework (or a DeviceArray), and its address."""
         return _FRAMEWORKS[self.framework].empty(self, shape, dtype)
 
+    def empty_like(self, a: Array, dtype: str) -> tuple[Any, int]:
+        """:meth:`empty` of ``a``'s shape, through the framework's cheaper ``empty_like`` where
+        it has one and ``dtype`` is ``a``'s (the small calls' overhead)."""
+        return _FRAMEWORKS[self.framework].empty_like(self, a, dtype)
+
     def launch(self, fn: Callable[..., int], *args: Any) -> None:
         """Run ``fn(*args, temp, temp_bytes, mode, stream, device)`` with temporary storage."""
         fw = _FRAMEWORKS[self.framework]
         if fw.allocates:
-            nbytes = fn(*args, 0, 0, _QUERY, self.stream, self.device)
-            temp, ptr = fw.temporary(self, nbytes)
-            fn(*args, ptr, nbytes, _GIVEN, self.stream, self.device)
-            del temp  # back to the framework's pool, ordered on the call's stream
+            # The workspace (or none: 0 bytes) where the call fits it: launched at once;
+            # else the size it needs, for storage of its own.
+            ws_ptr, ws_bytes = fw.workspace(self)
+            nbytes = fn(*args, ws_ptr, ws_bytes, _WORKSPACE, self.stream, self.device)
+            if nbytes:
+                temp, ptr = fw.temporary(self, nbytes)
+                fn(*args, ptr, nbytes, _GIVEN, self.stream, self.device)
+                del temp  # back to the framework's pool, ordered on the call's stream
         else:
             fn(*args, 0, 0, _OWN, self.stream, self.device)
 
@@ -427,9 +446,17 @@ class _Framework:
     def current_stream(self, device: int) -> int:
         return 0  # the legacy default stream
 
+    def workspace(self, call: Call) -> tuple[int, int]:
+        """Address and bytes of storage kept for the call's stream (0, 0: none), which the
+        extension uses for calls that fit it, outside graph capture."""
+        return 0, 0
+
     def temporary(self, call: Call, nbytes: int) -> tuple[Any, int]:
         """Temporary storage of ``nbytes`` for one launch on the call's stream."""
         return self.empty(call, (nbytes,), "uint8")
+
+    def empty_like(self, call: Call, a: Array, dtype: str) -> tuple[Any, int]:
+        return self.empty(call, a.shape, dtype)
 
     def empty(self, call: Call, shape: tuple[int, ...], dtype: str) -> tuple[Any, int]:
         nbytes = math.prod(shape) * ITEMSIZE[dtype]
@@ -462,19 +489,19 @@ class _Torch(_Framework):
         self._devices: dict[int, Any] = {}
         self._workspaces: dict[tuple[int, int], tuple[Any, int]] = {}
 
-    def temporary(self, call: Call, nbytes: int) -> tuple[Any, int]:
-        # Not for explicit streams or while the stream is captured into a CUDA graph (the
-        # graph would keep the address of a workspace that later calls reuse): a fresh one.
-        torch = self._module()
-        if nbytes > self._WORKSPACE_BYTES or call.explicit_stream or torch.cuda.is_current_stream_capturing():
-            return self.empty(call, (nbytes,), "uint8")
+    def workspace(self, call: Call) -> tuple[int, int]:
+        # Not for explicit streams (a stream the caller may destroy), nor under graph capture
+        # (the extension checks the stream: the graph would keep the address that later
+        # calls reuse).
+        if call.explicit_stream:
+            return 0, 0
         key = (call.device, call.stream)
         workspace = self._workspaces.get(key)
         if workspace is None:
             if len(self._workspaces) >= self._WORKSPACES_KEPT:
                 del self._workspaces[next(iter(self._workspaces))]
             workspace = self._workspaces[key] = self.empty(call, (self._WORKSPACE_BYTES,), "uint8")
-        return workspace
+        return workspace[1], self._WORKSPACE_BYTES
 
     def _module(self) -> Any:
         # Imported on first use (never at scanlab's import), then kept: a call at 2^10
@@ -482,6 +509,7 @@ class _Torch(_Framework):
         if self._torch is None:
             import torch
             self._torch = torch
+            _torch_tensor_type[0] = torch.Tensor
             # The current stream's handle without building a torch.cuda.Stream (3 us a call on
             # the H100 machine); PyTorch's own binding, absent from some builds: then the public way.
             self._raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -492,6 +520,15 @@ class _Torch(_Framework):
         if self._raw_stream is not None:
             return int(self._raw_stream(device))
         return int(torch.cuda.current_stream(device).cuda_stream)
+
+    def empty_like(self, call: Call, a: Array, dtype: str) -> tuple[Any, int]:
+        # torch.empty_like parses two arguments where torch.empty parses three (about a
+        # microsecond less); contiguous inputs give contiguous results. Explicit streams take
+        # empty's path (the allocation on the call's stream).
+        if dtype == a.dtype and not call.explicit_stream and type(a.obj) is _torch_tensor_type[0]:
+            t = self._torch.empty_like(a.obj)
+            return t, t.data_ptr()
+        return self.empty(call, a.shape, dtype)
 
     def empty(self, call: Call, shape: tuple[int, ...], dtype: str) -> tuple[Any, int]:
         torch = self._module()
