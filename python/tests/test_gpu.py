@@ -280,6 +280,136 @@ def test_linear_recurrence_autograd_matches_sequential_torch():
         torch.testing.assert_close(got.double(), want, rtol=1e-3, atol=1e-6)
 
 
+# ---- recurrences on every layout, variable lengths, final states, the backward pass ----
+
+def sequence_positions(shape, layout, offsets):
+    """Each sequence's flat positions in step order, in the sequences' order (the order of
+    the final states and x0)."""
+    idx = np.arange(int(np.prod(shape))).reshape(shape)
+    if offsets is not None:
+        return [idx[offsets[s]:offsets[s + 1]] for s in range(len(offsets) - 1)]
+    if layout == "bt":
+        return [idx] if len(shape) == 1 else list(idx)
+    if layout == "tb":
+        return [idx[:, k] for k in range(shape[1])]
+    return [idx[i, :, c] for i in range(shape[0]) for c in range(shape[2])]
+
+
+def linrec_positions_reference(a, b, x0s, positions, reverse):
+    af, bf = a.astype(np.float64).ravel(), b.astype(np.float64).ravel()
+    x, final = np.zeros_like(af), np.zeros(len(positions))
+    for s, pos in enumerate(positions):
+        state = x0s[s]
+        for p in (pos[::-1] if reverse else pos):
+            state = af[p] * state + bf[p]
+            x[p] = state
+        final[s] = state
+    return x.reshape(a.shape), final
+
+
+def linrec_backward_reference(a, x, gx, x0s, positions):
+    af, xf, gf = (t.astype(np.float64).ravel() for t in (a, x, gx))
+    ga, gb, g0 = np.zeros_like(af), np.zeros_like(af), np.zeros(len(positions))
+    for s, pos in enumerate(positions):
+        g = 0.0
+        for i in range(len(pos) - 1, -1, -1):
+            g = gf[pos[i]] + (af[pos[i + 1]] * g if i + 1 < len(pos) else 0.0)
+            gb[pos[i]] = g
+            ga[pos[i]] = g * (xf[pos[i - 1]] if i > 0 else x0s[s])
+        g0[s] = af[pos[0]] * gb[pos[0]] if len(pos) else 0.0
+    return ga.reshape(a.shape), gb.reshape(a.shape), g0
+
+
+def _offsets(lengths):
+    return np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+
+
+RECURRENCE_CASES = [  # (shape, layout, offsets)
+    ((3, 257), "bt", None),
+    ((300, 5), "tb", None),
+    ((1, 7), "tb", None),
+    ((2, 129, 3), "btc", None),
+    ((3, 1, 33), "btc", None),
+    ((2, 0, 4), "btc", None),
+    ((1308,), "bt", _offsets([0, 1, 5, 0, 300, 2, 1000, 0])),
+    ((0,), "bt", _offsets([0, 0])),
+    (None, "bt", "many short"),  # 3000 sequences of 0..9 elements
+]
+
+
+def _recurrence_case(case, dtype, seed):
+    shape, layout, offsets = case
+    rng = np.random.default_rng(seed)
+    if isinstance(offsets, str):
+        offsets = _offsets(rng.integers(0, 10, 3000))
+        shape = (int(offsets[-1]),)
+    a = rng.uniform(0.5, 0.99, shape).astype(dtype)
+    b = rng.standard_normal(shape).astype(dtype)
+    positions = sequence_positions(shape, layout, offsets)
+    states = ((len(offsets) - 1,) if offsets is not None else () if len(shape) == 1 else
+              (shape[0], shape[2]) if layout == "btc" else (shape[1],) if layout == "tb" else (shape[0],))
+    return a, b, layout, offsets, positions, states, rng
+
+
+@pytest.mark.parametrize("case", range(len(RECURRENCE_CASES)))
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("reverse", [False, True])
+def test_linear_recurrence_layouts_offsets_and_final_states(case, dtype, reverse):
+    a, b, layout, offsets, positions, states, rng = _recurrence_case(RECURRENCE_CASES[case], dtype, case)
+    off = None if offsets is None else cuda(offsets)
+    tol = 1e-4 if dtype == "float32" else 1e-11
+    for x0 in (None, 0.25, "array"):
+        if x0 == "array":
+            x0_np = rng.standard_normal(states).astype(dtype)
+            x0_arg, x0_ref = cuda(np.asarray(x0_np)), np.asarray(x0_np, np.float64).ravel()
+        else:
+            x0_arg, x0_ref = x0, np.full(len(positions), 0.0 if x0 is None else x0)
+        x, final = scanlab.linear_recurrence(cuda(a), cuda(b), x0_arg, reverse=reverse, layout=layout, offsets=off,
+                                             return_final=True)
+        want_x, want_final = linrec_positions_reference(a, b, x0_ref, positions, reverse)
+        assert tuple(final.shape) == states
+        np.testing.assert_allclose(host(x), want_x, rtol=tol, atol=tol * 100)
+        np.testing.assert_allclose(host(final).ravel(), want_final, rtol=tol, atol=tol * 100)
+        # Without final states: the same x.
+        np.testing.assert_array_equal(
+            host(scanlab.linear_recurrence(cuda(a), cuda(b), x0_arg, reverse=reverse, layout=layout, offsets=off)),
+            host(x))
+
+
+@pytest.mark.parametrize("case", range(len(RECURRENCE_CASES)))
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_linear_recurrence_backward_layouts_and_offsets(case, dtype):
+    a, b, layout, offsets, positions, states, rng = _recurrence_case(RECURRENCE_CASES[case], dtype, 50 + case)
+    off = None if offsets is None else cuda(offsets)
+    x0_np = rng.standard_normal(states).astype(dtype)
+    gx = rng.standard_normal(a.shape).astype(dtype)
+    x = scanlab.linear_recurrence(cuda(a), cuda(b), cuda(np.asarray(x0_np)), layout=layout, offsets=off)
+    ga, gb, g0 = scanlab.linear_recurrence_backward(cuda(a), x, cuda(gx), cuda(np.asarray(x0_np)), layout=layout,
+                                                    offsets=off)
+    want_a, want_b, want_0 = linrec_backward_reference(a, host(x), gx, np.asarray(x0_np, np.float64).ravel(),
+                                                       positions)
+    tol = 1e-4 if dtype == "float32" else 1e-11
+    np.testing.assert_allclose(host(gb), want_b, rtol=tol, atol=tol * 100)
+    np.testing.assert_allclose(host(ga), want_a, rtol=tol, atol=tol * 100)
+    assert tuple(g0.shape) == states
+    np.testing.assert_allclose(host(g0).ravel(), want_0, rtol=tol, atol=tol * 100)
+
+
+@pytest.mark.parametrize("layout,shape,offsets", [
+    ("tb", (9, 3), None), ("btc", (2, 6, 3), None), ("bt", (11,), [0, 3, 3, 7, 11]),
+])
+def test_linear_recurrence_autograd_layouts_gradcheck(layout, shape, offsets):
+    import scanlab.torch as st
+    torch.manual_seed(2)
+    a = (0.5 + 0.4 * torch.rand(shape, dtype=torch.float64, device="cuda")).requires_grad_()
+    b = torch.randn(shape, dtype=torch.float64, device="cuda", requires_grad=True)
+    off = None if offsets is None else torch.tensor(offsets, dtype=torch.int64, device="cuda")
+    states = ((len(offsets) - 1,) if offsets is not None else (shape[1],) if layout == "tb" else (shape[0], shape[2]))
+    x0 = torch.randn(states, dtype=torch.float64, device="cuda", requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a, b, x0: st.linear_recurrence(a, b, x0, layout=layout, offsets=off),
+                                    (a, b, x0))
+
+
 def test_offset_views_are_not_16_byte_aligned():
     base = cuda(random(100010, "float32", seed=21))
     for k in (1, 2, 3):

@@ -169,6 +169,41 @@ def test_shapes_must_match():
         scanlab.linear_recurrence_backward(FakeDLPack((4,)), FakeDLPack((4,)), FakeDLPack((4,)), 1.5)
 
 
+def test_recurrence_layouts_and_offsets_are_checked():
+    with pytest.raises(ValueError, match=r"layout must be one of 'bt', 'tb', 'btc'; got 'ct'"):
+        scanlab.linear_recurrence(FakeDLPack((2, 4)), FakeDLPack((2, 4)), layout="ct")
+    with pytest.raises(ValueError, match=r"layout 'btc' takes a of shape \(batch, length, channels\); got \(2, 4\)"):
+        scanlab.linear_recurrence(FakeDLPack((2, 4)), FakeDLPack((2, 4)), layout="btc")
+    with pytest.raises(ValueError, match=r"layout 'tb' takes a of shape \(length, batch\); got \(4,\)"):
+        scanlab.linear_recurrence(FakeDLPack((4,)), FakeDLPack((4,)), layout="tb")
+    with pytest.raises(ValueError, match=r"layout 'bt' takes a of shape \(length,\) or \(batch, length\)"):
+        scanlab.linear_recurrence(FakeDLPack((2, 3, 4)), FakeDLPack((2, 3, 4)))
+    with pytest.raises(ValueError, match=r"x0 has shape \(6,\); for a of shape \(2, 4, 3\) .*\(2, 3\)"):
+        scanlab.linear_recurrence(FakeDLPack((2, 4, 3)), FakeDLPack((2, 4, 3)), FakeDLPack((6,)), layout="btc")
+    with pytest.raises(ValueError, match=r"x0 has shape \(4,\); .*\(3,\)"):
+        scanlab.linear_recurrence(FakeDLPack((9, 3)), FakeDLPack((9, 3)), FakeDLPack((4,)), layout="tb")
+    with pytest.raises(TypeError, match=r"return_final must be True or False"):
+        scanlab.linear_recurrence(FakeDLPack((4,)), FakeDLPack((4,)), return_final=1)
+    offsets = FakeDLPack((4,), dtype="int64")  # three sequences
+    with pytest.raises(ValueError, match=r"with offsets, a must be 1-D"):
+        scanlab.linear_recurrence(FakeDLPack((2, 4)), FakeDLPack((2, 4)), offsets=offsets)
+    with pytest.raises(ValueError, match=r"layout='btc' does not go with them"):
+        scanlab.linear_recurrence(FakeDLPack((2, 4, 3)), FakeDLPack((2, 4, 3)), layout="btc", offsets=offsets)
+    with pytest.raises(TypeError, match=r"offsets has dtype int32; supported: int64"):
+        scanlab.linear_recurrence(FakeDLPack((8,)), FakeDLPack((8,)), offsets=FakeDLPack((4,), dtype="int32"))
+    with pytest.raises(ValueError, match=r"offsets must be 1-D"):
+        scanlab.linear_recurrence(FakeDLPack((8,)), FakeDLPack((8,)), offsets=FakeDLPack((2, 2), dtype="int64"))
+    with pytest.raises(ValueError, match=r"offsets must have at least one entry"):
+        scanlab.linear_recurrence(FakeDLPack((8,)), FakeDLPack((8,)), offsets=FakeDLPack((0,), dtype="int64"))
+    with pytest.raises(ValueError, match=r"offsets describe no sequence but a has 8 elements"):
+        scanlab.linear_recurrence(FakeDLPack((8,)), FakeDLPack((8,)), offsets=FakeDLPack((1,), dtype="int64"))
+    with pytest.raises(ValueError, match=r"x0 has shape \(2,\); .*\(3,\)"):
+        scanlab.linear_recurrence(FakeDLPack((8,)), FakeDLPack((8,)), FakeDLPack((2,)), offsets=offsets)
+    with pytest.raises(ValueError, match=r"x0 has shape \(2,\); .*\(3,\)"):
+        scanlab.linear_recurrence_backward(FakeDLPack((8,)), FakeDLPack((8,)), FakeDLPack((8,)), FakeDLPack((2,)),
+                                           offsets=offsets)
+
+
 def test_devices_must_match():
     with pytest.raises(ValueError, match=r"b is on CUDA device 1 but a is on CUDA device 0"):
         scanlab.linear_recurrence(FakeDLPack((4,), device=(2, 0)), FakeDLPack((4,), device=(2, 1)))

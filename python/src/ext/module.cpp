@@ -362,6 +362,19 @@ scalar to_scalar(dtype t, nb::handle value) {
 
 std::int64_t* i64ptr(std::uintptr_t v) { return reinterpret_cast<std::int64_t*>(v); }
 
+// A recurrence's shape from the Python side's layout code (ops.hpp: recurrence_layout).
+recurrence_shape to_recurrence_shape(int layout, std::int64_t batch, std::int64_t length, std::int64_t channels,
+                                     std::uintptr_t offsets) {
+  if (layout < 0 || layout >= recurrence_layout_count) throw nb::value_error("bad recurrence layout");
+  recurrence_shape shape;
+  shape.layout = static_cast<recurrence_layout>(layout);
+  shape.batch = batch;
+  shape.length = length;
+  shape.channels = channels;
+  shape.d_offsets = reinterpret_cast<const std::int64_t*>(offsets);
+  return shape;
+}
+
 // The int64 at a device address, once `stream`'s work so far is done (synchronises it):
 // the size of a compaction's result.
 std::int64_t read_int64(const std::string& what, std::uintptr_t ptr, std::uintptr_t stream_handle, int device) {
@@ -459,33 +472,36 @@ NB_MODULE(_scanlab, m) {
 
   m.def(
       "linear_recurrence",
-      [](int t, std::uintptr_t a, std::uintptr_t b, std::uintptr_t x, std::uintptr_t x0s, double x0,
-         std::int64_t batch, std::int64_t length, bool reverse, std::uintptr_t temp, std::size_t temp_bytes, int mode,
-         std::uintptr_t stream, int device) {
+      [](int t, std::uintptr_t a, std::uintptr_t b, std::uintptr_t x, std::uintptr_t final_states, std::uintptr_t x0s,
+         double x0, int layout, std::int64_t batch, std::int64_t length, std::int64_t channels, std::uintptr_t offsets,
+         bool reverse, std::uintptr_t temp, std::size_t temp_bytes, int mode, std::uintptr_t stream, int device) {
         const dtype d = to_dtype(t);
+        const recurrence_shape shape = to_recurrence_shape(layout, batch, length, channels, offsets);
         return run("linear_recurrence", mode, temp, temp_bytes, device, stream,
                    [&](void* d_temp, std::size_t& bytes, cudaStream_t s) {
-                     return linear_recurrence(d, cptr(a), cptr(b), mptr(x), cptr(x0s), x0, batch, length, reverse,
-                                              d_temp, bytes, s);
+                     return linear_recurrence(d, cptr(a), cptr(b), mptr(x), mptr(final_states), cptr(x0s), x0, shape,
+                                              reverse, d_temp, bytes, s);
                    });
       },
-      "dtype"_a, "a"_a, "b"_a, "x"_a, "x0s"_a, "x0"_a, "batch"_a, "length"_a, "reverse"_a, "temp"_a, "temp_bytes"_a,
-      "mode"_a, "stream"_a, "device"_a);
+      "dtype"_a, "a"_a, "b"_a, "x"_a, "final"_a, "x0s"_a, "x0"_a, "layout"_a, "batch"_a, "length"_a, "channels"_a,
+      "offsets"_a, "reverse"_a, "temp"_a, "temp_bytes"_a, "mode"_a, "stream"_a, "device"_a);
 
   m.def(
       "linear_recurrence_backward",
       [](int t, std::uintptr_t a, std::uintptr_t x, std::uintptr_t grad_x, std::uintptr_t grad_a,
-         std::uintptr_t grad_b, std::uintptr_t grad_x0, std::uintptr_t x0s, std::int64_t batch, std::int64_t length,
-         std::uintptr_t temp, std::size_t temp_bytes, int mode, std::uintptr_t stream, int device) {
+         std::uintptr_t grad_b, std::uintptr_t grad_x0, std::uintptr_t x0s, int layout, std::int64_t batch,
+         std::int64_t length, std::int64_t channels, std::uintptr_t offsets, std::uintptr_t temp,
+         std::size_t temp_bytes, int mode, std::uintptr_t stream, int device) {
         const dtype d = to_dtype(t);
+        const recurrence_shape shape = to_recurrence_shape(layout, batch, length, channels, offsets);
         return run("linear_recurrence_backward", mode, temp, temp_bytes, device, stream,
                    [&](void* d_temp, std::size_t& bytes, cudaStream_t s) {
                      return linear_recurrence_backward(d, cptr(a), cptr(x), cptr(grad_x), mptr(grad_a), mptr(grad_b),
-                                                       mptr(grad_x0), cptr(x0s), batch, length, d_temp, bytes, s);
+                                                       mptr(grad_x0), cptr(x0s), shape, d_temp, bytes, s);
                    });
       },
-      "dtype"_a, "a"_a, "x"_a, "grad_x"_a, "grad_a"_a, "grad_b"_a, "grad_x0"_a, "x0s"_a, "batch"_a, "length"_a,
-      "temp"_a, "temp_bytes"_a, "mode"_a, "stream"_a, "device"_a);
+      "dtype"_a, "a"_a, "x"_a, "grad_x"_a, "grad_a"_a, "grad_b"_a, "grad_x0"_a, "x0s"_a, "layout"_a, "batch"_a,
+      "length"_a, "channels"_a, "offsets"_a, "temp"_a, "temp_bytes"_a, "mode"_a, "stream"_a, "device"_a);
 
   m.def(
       "select",

@@ -65,19 +65,37 @@ cudaError_t sort(dtype key, const void* d_keys_in, void* d_keys_out, int value_b
                  void* d_values_out, std::int64_t n, bool descending, int begin_bit, int end_bit, void* d_temp,
                  std::size_t& temp_bytes, cudaStream_t stream);
 
-// x[k, i] = a[k, i] x[k, i-1] + b[k, i] (reverse: x[k, i] = a[k, i] x[k, i+1] + b[k, i]),
-// `batch` row-major sequences of `length`, initial states d_x0s (batch values) or x0 for all.
-// float32 and float64.
-cudaError_t linear_recurrence(dtype t, const void* d_a, const void* d_b, void* d_x, const void* d_x0s, double x0,
-                              std::int64_t batch, std::int64_t length, bool reverse, void* d_temp,
+// Where the sequences of a recurrence lie (scanlab/algorithms/linrec.cuh).
+enum class recurrence_layout : int {
+  row_major = 0,      // [batch, length]: sequence k is a[k * length + t]
+  interleaved = 1,    // [length, batch]: sequence k is a[t * batch + k]
+  channels_last = 2,  // [batch, length, channels]: sequence b * channels + c
+  varlen = 3,         // `batch` sequences concatenated in `length` elements, at d_offsets
+};
+inline constexpr int recurrence_layout_count = 4;
+
+struct recurrence_shape {
+  recurrence_layout layout = recurrence_layout::row_major;
+  std::int64_t batch = 1;     // sequences (varlen: offsets' size - 1)
+  std::int64_t length = 0;    // steps of each (varlen: all elements, n)
+  std::int64_t channels = 1;  // channels_last only
+  const std::int64_t* d_offsets = nullptr;  // varlen only: batch + 1 int64
+};
+
+// x = the recurrence x[i] = a[i] x[i-1] + b[i] (reverse: x[i] = a[i] x[i+1] + b[i]) of each
+// sequence of `shape`, initial states d_x0s (one per sequence) or x0 for all; d_final (one
+// per sequence, or nullptr): each sequence's last state (reverse: its first; an empty
+// sequence: its initial state). float32 and float64.
+cudaError_t linear_recurrence(dtype t, const void* d_a, const void* d_b, void* d_x, void* d_final, const void* d_x0s,
+                              double x0, const recurrence_shape& shape, bool reverse, void* d_temp,
                               std::size_t& temp_bytes, cudaStream_t stream);
 
-// The backward pass of the forward recurrence (scanlab::linear_recurrence_backward_batched):
-// any of d_grad_a, d_grad_b, d_grad_x0 may be nullptr.
+// The backward pass of the forward recurrence (scanlab::linear_recurrence_backward_batched,
+// _channels_last, _varlen): any of d_grad_a, d_grad_b, d_grad_x0 may be nullptr.
 cudaError_t linear_recurrence_backward(dtype t, const void* d_a, const void* d_x, const void* d_grad_x,
                                        void* d_grad_a, void* d_grad_b, void* d_grad_x0, const void* d_x0s,
-                                       std::int64_t batch, std::int64_t length, void* d_temp,
-                                       std::size_t& temp_bytes, cudaStream_t stream);
+                                       const recurrence_shape& shape, void* d_temp, std::size_t& temp_bytes,
+                                       cudaStream_t stream);
 
 // ---- compaction (select.cu) ----
 // Keeps the items of d_in[0, n) (element type t) for which lo <= x <= hi (lo and hi read as t),

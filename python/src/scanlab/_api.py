@@ -390,13 +390,61 @@ for _norm_fn in (dot, rms, norm):
 
 # ---- linear recurrences ----
 
-def _recurrence_shape(call: Call, a: Any, b_shape: tuple[int, ...]) -> tuple[int, int]:
-    if a.shape != b_shape:
-        raise call.value_error(f"b has shape {b_shape} but a has shape {a.shape}")
-    return (1, a.shape[0]) if a.ndim == 1 else (a.shape[0], a.shape[1])
+Layout = Literal["bt", "tb", "btc"]
+_LAYOUTS: tuple[str, ...] = ("bt", "tb", "btc")
+# The extension's layout codes (ops.hpp: recurrence_layout).
+_ROW_MAJOR, _INTERLEAVED, _CHANNELS_LAST, _VARLEN = 0, 1, 2, 3
 
 
-def _initial_states(call: Call, x0: Any, a: Any, batch: int, allow_scalar: bool) -> tuple[int, float, Any]:
+class _Sequences:
+    """Where a recurrence's sequences lie: the extension's (layout, batch, length, channels,
+    offsets) and the shape of one value per sequence (initial and final states, dL/dx0)."""
+
+    __slots__ = ("code", "batch", "length", "channels", "offsets", "states_shape", "keep")
+
+    def __init__(self, code: int, batch: int, length: int, channels: int, offsets: int,
+                 states_shape: tuple[int, ...], keep: Any = None) -> None:
+        self.code, self.batch, self.length, self.channels = code, batch, length, channels
+        self.offsets, self.states_shape, self.keep = offsets, states_shape, keep
+
+    def args(self) -> tuple[int, int, int, int, int]:
+        return self.code, self.batch, self.length, self.channels, self.offsets
+
+
+def _sequences(call: Call, a: Any, other: Any, layout: Any, offsets: Any) -> _Sequences:
+    """The sequences of ``a`` (``other``: the array that must have a's shape) under ``layout``
+    or ``offsets``."""
+    name = check_choice(call, layout, "layout", _LAYOUTS)
+    if other.shape != a.shape:
+        raise call.value_error(f"{other.arg} has shape {other.shape} but a has shape {a.shape}")
+    if offsets is not None:
+        if name != "bt":
+            raise call.value_error(f"offsets take concatenated 1-D sequences; layout={name!r} does not go with them")
+        if a.ndim != 1:
+            raise call.value_error(f"with offsets, a must be 1-D (the sequences concatenated); got shape {a.shape}")
+        o = call.arg(offsets, "offsets", dtypes=("int64",), ndims=(1,))
+        if o.shape[0] < 1:
+            raise call.value_error("offsets must have at least one entry (offsets[0] == 0)")
+        sequences = o.shape[0] - 1
+        if sequences == 0 and a.shape[0] > 0:
+            raise call.value_error(f"offsets describe no sequence but a has {a.shape[0]} elements")
+        return _Sequences(_VARLEN, sequences, a.shape[0], 1, o.ptr, (sequences,), o)
+    if name == "bt":
+        if a.ndim == 1:
+            return _Sequences(_ROW_MAJOR, 1, a.shape[0], 1, 0, ())
+        if a.ndim == 2:
+            return _Sequences(_ROW_MAJOR, a.shape[0], a.shape[1], 1, 0, (a.shape[0],))
+        raise call.value_error(f"layout 'bt' takes a of shape (length,) or (batch, length); got {a.shape}")
+    if name == "tb":
+        if a.ndim != 2:
+            raise call.value_error(f"layout 'tb' takes a of shape (length, batch); got {a.shape}")
+        return _Sequences(_INTERLEAVED, a.shape[1], a.shape[0], 1, 0, (a.shape[1],))
+    if a.ndim != 3:
+        raise call.value_error(f"layout 'btc' takes a of shape (batch, length, channels); got {a.shape}")
+    return _Sequences(_CHANNELS_LAST, a.shape[0], a.shape[1], a.shape[2], 0, (a.shape[0], a.shape[2]))
+
+
+def _initial_states(call: Call, x0: Any, a: Any, seq: _Sequences, allow_scalar: bool) -> tuple[int, float, Any]:
     """(device pointer of per-sequence states or 0, scalar state, the imported array or None)."""
     if x0 is None:
         return 0, 0.0, None
@@ -404,32 +452,50 @@ def _initial_states(call: Call, x0: Any, a: Any, batch: int, allow_scalar: bool)
         if not allow_scalar:
             raise call.type_error("x0 must be None or an array of initial states here (not a Python number)")
         return 0, float(x0), None
-    s = call.arg(x0, "x0", dtypes=_FLOATS, ndims=(0, 1), dtype=a.dtype)
-    want = ((), (1,)) if a.ndim == 1 else ((batch,),)
+    s = call.arg(x0, "x0", dtypes=_FLOATS, ndims=None, dtype=a.dtype)
+    want = ((), (1,)) if seq.states_shape == () else (seq.states_shape,)
     if s.shape not in want:
         raise call.value_error(
             f"x0 has shape {s.shape}; for a of shape {a.shape} it must be a number or have shape "
-            + " or ".join(str(w) for w in want))
+            + " or ".join(str(w) for w in want) + " (one initial state per sequence)")
     return s.ptr, 0.0, s
 
 
 def linear_recurrence(a: Any, b: Any, x0: Union[None, Scalar, Any] = None, *, reverse: bool = False,
+                      layout: Layout = "bt", offsets: Any = None, return_final: bool = False,
                       stream: Any = None) -> Any:
-    """Solve the first-order linear recurrence ``x[i] = a[i] * x[i-1] + b[i]`` (``x[-1] = x0``).
+    """Solve the first-order linear recurrence ``x[i] = a[i] * x[i-1] + b[i]`` (``x[-1] = x0``)
+    of every sequence of ``a`` and ``b``.
 
-    One fused single-pass kernel (a scan over affine maps): it reads ``a`` and ``b`` once and
-    writes ``x`` once. With ``reverse=True``, ``x[i] = a[i] * x[i+1] + b[i]`` from ``x[n] = x0``.
+    One fused single-pass kernel (a scan over affine maps) for one sequence, row-major batches
+    and variable-length sequences: it reads ``a`` and ``b`` once and writes ``x`` once.
+    With ``reverse=True``, ``x[i] = a[i] * x[i+1] + b[i]`` from ``x[n] = x0``.
 
     Args:
-        a, b: contiguous CUDA arrays of the same shape and dtype (float32 or float64): one
-            sequence ``(length,)`` or a batch of independent sequences ``(batch, length)``.
+        a, b: contiguous CUDA arrays of the same shape and dtype (float32 or float64).
         x0: the initial state: None (0), a Python number (every sequence), or an array of the
-            same dtype and device, shape ``(batch,)`` (``()`` or ``(1,)`` for one sequence).
-        reverse: solve from the end.
+            same dtype and device with one value per sequence (the shape of ``final`` below;
+            ``()`` or ``(1,)`` for one sequence).
+        reverse: solve from the end of each sequence.
+        layout: where the sequences are (ignored for one sequence ``(length,)``):
+            ``"bt"``: ``(batch, length)``, one sequence per row (or ``(length,)``: one);
+            ``"tb"``: ``(length, batch)``, one sequence per column;
+            ``"btc"``: ``(batch, length, channels)``, channels-last as in sequence models: one
+            sequence per ``(b, c)``.
+        offsets: variable-length sequences: ``a`` and ``b`` 1-D, the sequences concatenated,
+            sequence ``s`` at ``offsets[s]:offsets[s+1]``; an int64 CUDA array of ``S + 1``
+            values, ``offsets[0] == 0``, nondecreasing, ``offsets[S] == len(a)`` (cu_seqlens).
+            Not checked on the device (that would synchronise): broken offsets give
+            meaningless results, never an access out of bounds. Empty sequences are allowed.
+        return_final: also return each sequence's last state (reverse: its first; an empty
+            sequence: its initial state), one per sequence.
         stream: the CUDA stream to run on; by default the framework's current stream.
 
     Returns:
-        ``x``, same shape, dtype and device as ``a``, as the caller's array type.
+        ``x``, same shape, dtype and device as ``a``, as the caller's array type; with
+        ``return_final``, ``(x, final)``: ``final`` of shape ``()`` for one sequence,
+        ``(batch,)`` for ``"bt"``/``"tb"``, ``(batch, channels)`` for ``"btc"``, ``(S,)`` with
+        offsets.
 
     ``a[i] == 0`` resets: ``x[i] = b[i]`` whatever came before (Inf and NaN included). Results
     are deterministic; the maps are combined in a tree, so they differ from a sequential loop by
@@ -438,31 +504,36 @@ def linear_recurrence(a: Any, b: Any, x0: Union[None, Scalar, Any] = None, *, re
     """
     call = Call("linear_recurrence", stream)
     rev = check_bool(call, reverse, "reverse")
-    aa = call.arg(a, "a", dtypes=_FLOATS, ndims=(1, 2))
-    bb = call.arg(b, "b", dtypes=_FLOATS, ndims=(1, 2), dtype=aa.dtype)
-    batch, length = _recurrence_shape(call, aa, bb.shape)
-    x0s, x0_value, _keep = _initial_states(call, x0, aa, batch, True)
+    want_final = check_bool(call, return_final, "return_final")
+    aa = call.arg(a, "a", dtypes=_FLOATS, ndims=None)
+    bb = call.arg(b, "b", dtypes=_FLOATS, ndims=None, dtype=aa.dtype)
+    seq = _sequences(call, aa, bb, layout, offsets)
+    x0s, x0_value, _keep = _initial_states(call, x0, aa, seq, True)
     out, out_ptr = call.empty(aa.shape, aa.dtype)
-    call.launch(_C.linear_recurrence, DTYPE_CODE[aa.dtype], aa.ptr, bb.ptr, out_ptr, x0s, x0_value, batch, length,
-                rev)
+    final, final_ptr = call.empty(seq.states_shape, aa.dtype) if want_final else (None, 0)
+    call.launch(_C.linear_recurrence, DTYPE_CODE[aa.dtype], aa.ptr, bb.ptr, out_ptr, final_ptr, x0s, x0_value,
+                *seq.args(), rev)
+    if want_final:
+        return call.result(out), call.result(final)
     return call.result(out)
 
 
-def linear_recurrence_backward(a: Any, x: Any, grad_x: Any, x0: Any = None, *,
-                               stream: Any = None) -> Tuple[Any, Any, Any]:
+def linear_recurrence_backward(a: Any, x: Any, grad_x: Any, x0: Any = None, *, layout: Layout = "bt",
+                               offsets: Any = None, stream: Any = None) -> Tuple[Any, Any, Any]:
     """Gradients of ``x = linear_recurrence(a, b, x0)`` (forward direction) in one fused pass.
 
-    Given ``grad_x = dL/dx``, solves the adjoint ``g[i] = grad_x[i] + a[i+1] * g[i+1]`` and
-    returns ``(dL/da, dL/db, dL/dx0)`` with ``dL/db = g``, ``dL/da[i] = g[i] * x[i-1]``
-    (``x[-1] = x0``) and ``dL/dx0 = a[0] * g[0]`` per sequence.
+    Given ``grad_x = dL/dx``, solves the adjoint ``g[i] = grad_x[i] + a[i+1] * g[i+1]`` of each
+    sequence and returns ``(dL/da, dL/db, dL/dx0)`` with ``dL/db = g``, ``dL/da[i] = g[i] *
+    x[i-1]`` (``x[-1] = x0``) and ``dL/dx0 = a[0] * g[0]`` per sequence.
 
     Args:
-        a: the forward's ``a`` (float32/float64, ``(length,)`` or ``(batch, length)``).
+        a: the forward's ``a`` (float32/float64).
         x: the forward's result.
         grad_x: ``dL/dx``, same shape (contiguous).
-        x0: the forward's initial states: None (zeros) or an array of shape ``(batch,)``
-            (``()`` or ``(1,)`` for one sequence). A Python number is not accepted here: pass
-            it as an array.
+        x0: the forward's initial states: None (zeros) or an array with one value per sequence
+            (as :func:`linear_recurrence`'s). A Python number is not accepted here: pass it
+            as an array.
+        layout, offsets: the forward's (see :func:`linear_recurrence`).
         stream: the CUDA stream to run on; by default the framework's current stream.
 
     Returns:
@@ -470,17 +541,17 @@ def linear_recurrence_backward(a: Any, x: Any, grad_x: Any, x0: Any = None, *,
         ``x0``'s shape, or is None when ``x0`` is None.
     """
     call = Call("linear_recurrence_backward", stream)
-    aa = call.arg(a, "a", dtypes=_FLOATS, ndims=(1, 2))
-    xx = call.arg(x, "x", dtypes=_FLOATS, ndims=(1, 2), dtype=aa.dtype)
-    gx = call.arg(grad_x, "grad_x", dtypes=_FLOATS, ndims=(1, 2), dtype=aa.dtype)
-    batch, length = _recurrence_shape(call, aa, xx.shape)
+    aa = call.arg(a, "a", dtypes=_FLOATS, ndims=None)
+    xx = call.arg(x, "x", dtypes=_FLOATS, ndims=None, dtype=aa.dtype)
+    gx = call.arg(grad_x, "grad_x", dtypes=_FLOATS, ndims=None, dtype=aa.dtype)
+    seq = _sequences(call, aa, xx, layout, offsets)
     if gx.shape != aa.shape:
         raise call.value_error(f"grad_x has shape {gx.shape} but a has shape {aa.shape}")
-    x0s, _, x0_array = _initial_states(call, x0, aa, batch, False)
+    x0s, _, x0_array = _initial_states(call, x0, aa, seq, False)
     grad_a, grad_a_ptr = call.empty(aa.shape, aa.dtype)
     grad_b, grad_b_ptr = call.empty(aa.shape, aa.dtype)
     grad_x0, grad_x0_ptr = (None, 0) if x0_array is None else call.empty(x0_array.shape, aa.dtype)
     call.launch(_C.linear_recurrence_backward, DTYPE_CODE[aa.dtype], aa.ptr, xx.ptr, gx.ptr, grad_a_ptr,
-                grad_b_ptr, grad_x0_ptr, x0s, batch, length)
+                grad_b_ptr, grad_x0_ptr, x0s, *seq.args())
     return (call.result(grad_a), call.result(grad_b),
             call.result(grad_x0) if grad_x0 is not None else None)
