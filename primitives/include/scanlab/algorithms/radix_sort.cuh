@@ -29,6 +29,8 @@
 //   * Two-phase temp storage, like the scans: with d_temp == nullptr only temp_bytes is
 //     set (depends on n, the key and value sizes, the options and, for argsort, whether
 //     d_keys_out is given: size and run with the same arguments); nothing is launched.
+//     Argsort into 64-bit indices of at most 2^32 keys sorts 32-bit positions (4 bytes an
+//     item less in every pass) and widens them at the end: 4n bytes more temp storage.
 //     Otherwise d_temp holds temp_bytes bytes (any alignment, uninitialised); it is left
 //     in an unspecified state. The call only enqueues work on `stream`.
 //   * Inputs are only read; outputs must not overlap the inputs or each other.
@@ -101,6 +103,49 @@ template <class Policy, class Bits, bool IsFloat, class Value>
     else return multipass_sort(d_temp, temp_bytes, r, stream);
   }
   return onesweep_sort<detail::resolve_policy_t<Policy, void>>(d_temp, temp_bytes, r, stream);
+}
+
+// out[i] = in[i], widened: argsort's 32-bit positions into the caller's 64-bit indices.
+template <class Wide, class Narrow>
+__global__ void __launch_bounds__(256) widen_kernel(const Narrow* in, Wide* out, std::int64_t n) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    out[i] = static_cast<Wide>(in[i]);
+  }
+}
+
+// radix_argsort's one pass for 64-bit indices of n <= 2^32 keys: the positions travel as
+// 4-byte values (every pass of a 4-byte key then moves 8 bytes an item, not 12), into temp
+// storage, and one kernel widens them into d_permutation. Temp: the sort's plus 4n bytes.
+template <class Policy, class Key, class Index>
+[[nodiscard]] cudaError_t argsort_narrow(void* d_temp, std::size_t& temp_bytes, const Key* d_keys_in,
+                                         Index* d_permutation, std::int64_t n, const radix_sort_options& options,
+                                         cudaStream_t stream, Key* d_keys_out) {
+  using Bits = key_bits_t<Key>;
+  sort_request<Bits, std::is_floating_point_v<Key>, value_bits_t<4>> r;
+  SCANLAB_TRY(prepare<Key>(options, n, r));
+  r.keys_in = reinterpret_cast<const Bits*>(d_keys_in);
+  r.keys_out = reinterpret_cast<Bits*>(d_keys_out);  // may be null
+  r.values_in = nullptr;                               // the values are the input positions
+  detail::temp_carver carve(d_temp);
+  r.values_out = carve.take<value_bits_t<4>>(static_cast<std::size_t>(n));
+  std::size_t sort_bytes = 0;
+  if (d_temp == nullptr) {
+    SCANLAB_TRY(run<Policy>(nullptr, sort_bytes, r, options.algorithm, stream));
+    carve.take<unsigned char>(sort_bytes);
+    temp_bytes = carve.bytes();
+    return cudaSuccess;
+  }
+  if (n > 0 && (d_keys_in == nullptr || d_permutation == nullptr)) return cudaErrorInvalidValue;
+  SCANLAB_TRY(run<Policy>(nullptr, sort_bytes, r, options.algorithm, stream));
+  unsigned char* sort_temp = carve.take<unsigned char>(sort_bytes);
+  if (carve.bytes() > temp_bytes) return cudaErrorInvalidValue;
+  SCANLAB_TRY(run<Policy>(sort_temp, sort_bytes, r, options.algorithm, stream));
+  if (n == 0) return cudaSuccess;
+  constexpr int threads = 256;
+  const std::int64_t blocks = detail::ceil_div<std::int64_t>(n, threads * 8);
+  return detail::launch(widen_kernel<Index, value_bits_t<4>>, dim3(static_cast<unsigned>(blocks < 65536 ? blocks : 65536)),
+                        dim3(threads), 0, stream, static_cast<const value_bits_t<4>*>(r.values_out), d_permutation, n);
 }
 
 }  // namespace radix_sort_detail
@@ -200,6 +245,14 @@ template <class Policy = default_policy, class Key, class Index>
   using ValueBits = value_bits_t<static_cast<int>(sizeof(Index))>;
   if (n > 0 && static_cast<std::uint64_t>(n - 1) > static_cast<std::uint64_t>(std::numeric_limits<Index>::max())) {
     return cudaErrorInvalidValue;
+  }
+  if constexpr (sizeof(Index) == 8 && detail::is_default_policy<Policy>) {
+    // Positions that fit 32 bits move as 4-byte values, widened once at the end (a policy
+    // given for 8-byte values keeps them 8 bytes).
+    if (n <= (std::int64_t{1} << 32)) {
+      return radix_sort_detail::argsort_narrow<Policy>(d_temp, temp_bytes, d_keys_in, d_permutation, n, options,
+                                                       stream, d_keys_out);
+    }
   }
   sort_request<Bits, std::is_floating_point_v<Key>, ValueBits> r;
   SCANLAB_TRY(prepare<Key>(options, n, r));
