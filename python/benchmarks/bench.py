@@ -104,6 +104,8 @@ def main() -> int:
         row("sort float32", n, 8 * n, lambda: scanlab.sort(x), lambda: torch.sort(x), "torch.sort (values, indices)")
         row("sort pairs float32+int64", n, 24 * n, lambda: scanlab.sort_pairs(x, pos), lambda: torch.sort(x),
             "torch.sort (values, indices)")
+        row("sort float32 with indices", n, 16 * n, lambda: scanlab.sort(x, return_indices=True),
+            lambda: torch.sort(x), "torch.sort (values, indices)")
         row("argsort float32", n, 12 * n, lambda: scanlab.argsort(x), lambda: torch.argsort(x), "torch.argsort")
         if cupy is not None:
             xc = cupy.asarray(x)

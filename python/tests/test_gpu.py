@@ -202,6 +202,20 @@ def test_sort_argsort_pairs(n, dtype, descending):
     np.testing.assert_array_equal(host(k2).view(f"u{x.itemsize}"), keys.view(f"u{x.itemsize}"))
 
 
+@pytest.mark.parametrize("n", [0, 1, 1000, 1000003])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_return_indices_is_a_stable_torch_sort(n, dtype, descending):
+    x = random(n, dtype, seed=n + 17, small=True)  # many equal keys: stability shows
+    t = cuda(x)
+    keys, idx = scanlab.sort(t, descending=descending, return_indices=True)
+    assert idx.dtype == torch.int64
+    order = np.argsort(-x.astype(np.float64) if descending else x, kind="stable")
+    np.testing.assert_array_equal(host(idx), order)
+    np.testing.assert_array_equal(host(keys), x[order])
+    np.testing.assert_array_equal(host(scanlab.argsort(t, descending=descending)), order)
+
+
 def test_sort_pairs_float_values_and_bit_range():
     x = random(100003, "uint32", seed=1)
     vals = random(100003, "float32", seed=2)

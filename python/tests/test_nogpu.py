@@ -204,6 +204,11 @@ def test_recurrence_layouts_and_offsets_are_checked():
                                            offsets=offsets)
 
 
+def test_sort_return_indices_must_be_a_bool():
+    with pytest.raises(TypeError, match=r"return_indices must be True or False; got int"):
+        scanlab.sort(FakeDLPack((4,)), return_indices=1)
+
+
 def test_devices_must_match():
     with pytest.raises(ValueError, match=r"b is on CUDA device 1 but a is on CUDA device 0"):
         scanlab.linear_recurrence(FakeDLPack((4,), device=(2, 0)), FakeDLPack((4,), device=(2, 1)))

@@ -170,7 +170,8 @@ def _bit_range(call: Call, dtype: str, begin_bit: Any, end_bit: Any) -> tuple[in
 
 
 def _sort_call(name: str, keys: Any, values: Any, descending: Any, begin_bit: Any, end_bit: Any,
-               stream: Any, argsort: bool) -> tuple[Any, Any]:
+               stream: Any, argsort: bool, with_keys: bool = True) -> tuple[Any, Any]:
+    """Keys (unless ``with_keys`` is False), and values or, for ``argsort``, int64 positions."""
     call = Call(name, stream)
     desc = check_bool(call, descending, "descending")
     k = call.arg(keys, "keys" if values is not None else "x", dtypes=DTYPES, ndims=(1,))
@@ -180,8 +181,8 @@ def _sort_call(name: str, keys: Any, values: Any, descending: Any, begin_bit: An
         v = call.arg(values, "values", dtypes=DTYPES, ndims=(1,))
         if v.shape != k.shape:
             raise call.value_error(f"values has shape {v.shape} but keys has shape {k.shape}")
-    # argsort writes the permutation only (radix_argsort without d_keys_out).
-    keys_out, keys_ptr = (None, 0) if argsort else call.empty(k.shape, k.dtype)
+    # argsort without the keys writes the permutation only (radix_argsort without d_keys_out).
+    keys_out, keys_ptr = call.empty(k.shape, k.dtype) if with_keys else (None, 0)
     values_out, values_ptr, value_bytes, values_in = None, 0, 0, 0
     if v is not None:
         values_out, values_ptr = call.empty(v.shape, v.dtype)
@@ -204,18 +205,25 @@ _SORT_DOC_COMMON = """
 
 
 def sort(x: Any, *, descending: bool = False, begin_bit: int = 0, end_bit: Optional[int] = None,
-         stream: Any = None) -> Any:
+         return_indices: bool = False, stream: Any = None) -> Any:
     """Sort a 1-D CUDA array (scanlab's onesweep LSD radix sort).
 
     Args:
         x: a contiguous 1-D CUDA array: int32, int64, uint32, uint64, float32 or float64.
         descending: largest first.
         begin_bit, end_bit: the bit range of the keys to sort by (see below).
+        return_indices: also return where each sorted key was in ``x`` (as ``torch.sort``'s
+            ``(values, indices)``): one sort of the keys with their positions.
         stream: the CUDA stream to run on; by default the framework's current stream.
 
     Returns:
-        The sorted keys, a new array of the caller's framework on the same device.
+        The sorted keys, a new array of the caller's framework on the same device; with
+        ``return_indices``, ``(keys, indices)``, the indices int64.
     """
+    if not isinstance(return_indices, bool):
+        raise TypeError(f"scanlab.sort: return_indices must be True or False; got {type(return_indices).__name__}")
+    if return_indices:
+        return _sort_call("sort", x, None, descending, begin_bit, end_bit, stream, True, True)
     return _sort_call("sort", x, None, descending, begin_bit, end_bit, stream, False)[0]
 
 
@@ -228,7 +236,7 @@ def argsort(x: Any, *, descending: bool = False, begin_bit: int = 0, end_bit: Op
     Returns:
         int64 positions, an array of the caller's framework on the same device.
     """
-    return _sort_call("argsort", x, None, descending, begin_bit, end_bit, stream, True)[1]
+    return _sort_call("argsort", x, None, descending, begin_bit, end_bit, stream, True, False)[1]
 
 
 def sort_pairs(keys: Any, values: Any, *, descending: bool = False, begin_bit: int = 0,
