@@ -130,6 +130,37 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The copy ceilings: seconds (median of `repeat`, after a warm-up) to copy `bytes` of pinned
+// host memory from h_in to the device (`in`), from the device into h_out (`out`), or both at
+// once on two streams, each through device buffers of at most 1 GiB, piece after piece.
+double link_seconds(const void* h_in, void* h_out, std::size_t bytes, bool in, bool out, int repeat) {
+  const std::size_t piece = std::min(bytes, std::size_t{1} << 30);
+  void* d_in = nullptr;
+  void* d_out = nullptr;
+  SCANLAB_CHECK(cudaMalloc(&d_in, piece));
+  SCANLAB_CHECK(cudaMalloc(&d_out, piece));
+  cudaStream_t s_in = nullptr;
+  cudaStream_t s_out = nullptr;
+  SCANLAB_CHECK(cudaStreamCreateWithFlags(&s_in, cudaStreamNonBlocking));
+  SCANLAB_CHECK(cudaStreamCreateWithFlags(&s_out, cudaStreamNonBlocking));
+  const auto* source = static_cast<const unsigned char*>(h_in);
+  auto* target = static_cast<unsigned char*>(h_out);
+  const double seconds = median_seconds(repeat, [&] {
+    for (std::size_t done = 0; done < bytes; done += piece) {
+      const std::size_t part = std::min(piece, bytes - done);
+      if (in) SCANLAB_CHECK(cudaMemcpyAsync(d_in, source + done, part, cudaMemcpyHostToDevice, s_in));
+      if (out) SCANLAB_CHECK(cudaMemcpyAsync(target + done, d_out, part, cudaMemcpyDeviceToHost, s_out));
+    }
+    SCANLAB_CHECK(cudaStreamSynchronize(s_in));
+    SCANLAB_CHECK(cudaStreamSynchronize(s_out));
+  });
+  SCANLAB_CHECK(cudaStreamDestroy(s_in));
+  SCANLAB_CHECK(cudaStreamDestroy(s_out));
+  SCANLAB_CHECK(cudaFree(d_in));
+  SCANLAB_CHECK(cudaFree(d_out));
+  return seconds;
+}
+
 int run(std::int64_t n, std::size_t budget, int repeat, const ss::options& opts) {
   const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
   float* h_x = nullptr;
@@ -142,31 +173,10 @@ int run(std::int64_t n, std::size_t budget, int repeat, const ss::options& opts)
   std::vector<float> pageable(h_x, h_x + n);
   std::vector<float> pageable_out(static_cast<std::size_t>(n));
 
-  // The copy ceilings: the same bytes, device buffers as large as the input.
-  float* d_a = nullptr;
-  float* d_b = nullptr;
-  SCANLAB_CHECK(cudaMalloc(&d_a, bytes));
-  SCANLAB_CHECK(cudaMalloc(&d_b, bytes));
-  cudaStream_t s1 = nullptr;
-  cudaStream_t s2 = nullptr;
-  SCANLAB_CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-  SCANLAB_CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-  const double h2d = median_seconds(repeat, [&] {
-    SCANLAB_CHECK(cudaMemcpyAsync(d_a, h_x, bytes, cudaMemcpyHostToDevice, s1));
-    SCANLAB_CHECK(cudaStreamSynchronize(s1));
-  });
-  const double d2h = median_seconds(repeat, [&] {
-    SCANLAB_CHECK(cudaMemcpyAsync(h_y, d_b, bytes, cudaMemcpyDeviceToHost, s1));
-    SCANLAB_CHECK(cudaStreamSynchronize(s1));
-  });
-  const double both = median_seconds(repeat, [&] {
-    SCANLAB_CHECK(cudaMemcpyAsync(d_a, h_x, bytes, cudaMemcpyHostToDevice, s1));
-    SCANLAB_CHECK(cudaMemcpyAsync(h_y, d_b, bytes, cudaMemcpyDeviceToHost, s2));
-    SCANLAB_CHECK(cudaStreamSynchronize(s1));
-    SCANLAB_CHECK(cudaStreamSynchronize(s2));
-  });
-  SCANLAB_CHECK(cudaFree(d_a));
-  SCANLAB_CHECK(cudaFree(d_b));
+  // The copy ceilings: the same bytes, h_x in and h_y out.
+  const double h2d = link_seconds(h_x, h_y, bytes, true, false, repeat);
+  const double d2h = link_seconds(h_x, h_y, bytes, false, true, repeat);
+  const double both = link_seconds(h_x, h_y, bytes, true, true, repeat);
   const double h2d_gbps = static_cast<double>(bytes) / h2d / 1e9;
   const double both_gbps = 2.0 * static_cast<double>(bytes) / both / 1e9;
 
@@ -210,8 +220,6 @@ int run(std::int64_t n, std::size_t budget, int repeat, const ss::options& opts)
       repeat, [&] { SCANLAB_CHECK(ss::inclusive_sum(ws, pageable.data(), pageable_out.data(), n)); });
   row("streaming inclusive_sum, pageable", 2.0 * static_cast<double>(bytes), t_page_scan, both_gbps, "both");
 
-  SCANLAB_CHECK(cudaStreamDestroy(s1));
-  SCANLAB_CHECK(cudaStreamDestroy(s2));
   SCANLAB_CHECK(cudaFreeHost(h_x));
   SCANLAB_CHECK(cudaFreeHost(h_y));
   return 0;
@@ -234,27 +242,6 @@ T* pinned_array(std::size_t count) {
   void* p = nullptr;
   SCANLAB_CHECK(cudaMallocHost(&p, std::max<std::size_t>(count, 1) * sizeof(T)));
   return static_cast<T*>(p);
-}
-
-// One-way copy time of `bytes` of pinned host memory (H2D: to_device), piece by piece
-// through a device buffer of at most 1 GiB, on one stream.
-double one_way_seconds(unsigned char* h, std::size_t bytes, bool to_device, int repeat) {
-  const std::size_t piece = std::min(bytes, std::size_t{1} << 30);
-  void* d = nullptr;
-  SCANLAB_CHECK(cudaMalloc(&d, piece));
-  cudaStream_t stream = nullptr;
-  SCANLAB_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  const double seconds = median_seconds(repeat, [&] {
-    for (std::size_t done = 0; done < bytes; done += piece) {
-      const std::size_t part = std::min(piece, bytes - done);
-      if (to_device) SCANLAB_CHECK(cudaMemcpyAsync(d, h + done, part, cudaMemcpyHostToDevice, stream));
-      else SCANLAB_CHECK(cudaMemcpyAsync(h + done, d, part, cudaMemcpyDeviceToHost, stream));
-    }
-    SCANLAB_CHECK(cudaStreamSynchronize(stream));
-  });
-  SCANLAB_CHECK(cudaStreamDestroy(stream));
-  SCANLAB_CHECK(cudaFree(d));
-  return seconds;
 }
 
 void fill_keys(std::uint32_t* keys, std::int64_t n, std::uint64_t seed) {
@@ -317,10 +304,9 @@ int run_sort(const sort_setup& setup) {
   };
   refill();
 
-  const double h2d = one_way_seconds(reinterpret_cast<unsigned char*>(keys), bytes > key_bytes ? key_bytes : bytes,
-                                     true, setup.repeat) * static_cast<double>(bytes) / static_cast<double>(key_bytes);
-  const double d2h = one_way_seconds(reinterpret_cast<unsigned char*>(keys_out), key_bytes, false, setup.repeat) *
-                     static_cast<double>(bytes) / static_cast<double>(key_bytes);
+  const double scale = static_cast<double>(bytes) / static_cast<double>(key_bytes);  // pairs: keys and values
+  const double h2d = link_seconds(keys, keys_out, key_bytes, true, false, setup.repeat) * scale;
+  const double d2h = link_seconds(keys, keys_out, key_bytes, false, true, setup.repeat) * scale;
   refill();  // the D2H ceiling wrote over keys_out (the keys themselves with --in-place)
 
   ss::workspace ws(setup.budget, setup.opts);
@@ -402,34 +388,6 @@ void fill_large(std::uint32_t* x, std::int64_t n) {
   });
 }
 
-// H2D of [h, h + bytes) and D2H into [h + bytes, h + 2 bytes), each through 1 GiB device
-// pieces on its own stream, one direction or both at once; seconds of the median of 3.
-double link_seconds(unsigned char* h, std::size_t bytes, bool in, bool out) {
-  const std::size_t piece = std::min(bytes, std::size_t{1} << 30);
-  void* d_in = nullptr;
-  void* d_out = nullptr;
-  SCANLAB_CHECK(cudaMalloc(&d_in, piece));
-  SCANLAB_CHECK(cudaMalloc(&d_out, piece));
-  cudaStream_t s_in = nullptr;
-  cudaStream_t s_out = nullptr;
-  SCANLAB_CHECK(cudaStreamCreateWithFlags(&s_in, cudaStreamNonBlocking));
-  SCANLAB_CHECK(cudaStreamCreateWithFlags(&s_out, cudaStreamNonBlocking));
-  const double seconds = median_seconds(3, [&] {
-    for (std::size_t done = 0; done < bytes; done += piece) {
-      const std::size_t part = std::min(piece, bytes - done);
-      if (in) SCANLAB_CHECK(cudaMemcpyAsync(d_in, h + done, part, cudaMemcpyHostToDevice, s_in));
-      if (out) SCANLAB_CHECK(cudaMemcpyAsync(h + bytes + done, d_out, part, cudaMemcpyDeviceToHost, s_out));
-    }
-    SCANLAB_CHECK(cudaStreamSynchronize(s_in));
-    SCANLAB_CHECK(cudaStreamSynchronize(s_out));
-  });
-  SCANLAB_CHECK(cudaStreamDestroy(s_in));
-  SCANLAB_CHECK(cudaStreamDestroy(s_out));
-  SCANLAB_CHECK(cudaFree(d_in));
-  SCANLAB_CHECK(cudaFree(d_out));
-  return seconds;
-}
-
 void check_large(bool ok, const char* what) {
   if (!ok) throw std::runtime_error(std::string("--large: ") + what + ": wrong result");
   std::printf("%-34s checked exactly\n", "");
@@ -454,9 +412,11 @@ int run_large(std::int64_t n, std::size_t budget, const ss::options& opts) {
 
   const std::size_t link_bytes = std::min(bytes / 2, std::size_t{8} << 30);
   auto* raw = reinterpret_cast<unsigned char*>(x);
-  const double h2d_gbps = static_cast<double>(link_bytes) / link_seconds(raw, link_bytes, true, false) / 1e9;
-  const double d2h_gbps = static_cast<double>(link_bytes) / link_seconds(raw, link_bytes, false, true) / 1e9;
-  const double both_gbps = 2.0 * static_cast<double>(link_bytes) / link_seconds(raw, link_bytes, true, true) / 1e9;
+  unsigned char* second_half = raw + link_bytes;
+  const double h2d_gbps = static_cast<double>(link_bytes) / link_seconds(raw, second_half, link_bytes, true, false, 3) / 1e9;
+  const double d2h_gbps = static_cast<double>(link_bytes) / link_seconds(raw, second_half, link_bytes, false, true, 3) / 1e9;
+  const double both_gbps =
+      2.0 * static_cast<double>(link_bytes) / link_seconds(raw, second_half, link_bytes, true, true, 3) / 1e9;
   std::printf("%-34s %10s    %8.2f GB/s (over %.2f GB)\n", "pinned H2D", "", h2d_gbps, static_cast<double>(link_bytes) / 1e9);
   std::printf("%-34s %10s    %8.2f GB/s\n", "pinned D2H", "", d2h_gbps);
   std::printf("%-34s %10s    %8.2f GB/s\n", "pinned H2D + D2H at once", "", both_gbps);
