@@ -27,6 +27,8 @@
 // keep both directions busy: its row is also judged against the link's bound for its bytes
 // (the kept bytes both ways at once, the rest of the input one way). Exit codes: 0, 1 error, 2 bad command line,
 // 3 no GPU.
+#include "common/gpu.hpp"
+
 #include <scanlab/error.hpp>
 #include <scanlab/streaming.cuh>
 
@@ -548,10 +550,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "scanlab-stream-bench: %s\n", e.what());
     return 2;
   }
-  int devices = 0;
-  if (const cudaError_t status = cudaGetDeviceCount(&devices); status != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "scanlab-stream-bench: no usable GPU (%s)\n",
-                 status != cudaSuccess ? cudaGetErrorString(status) : "no CUDA device");
+  // The apps' words for a missing GPU (no driver, a driver too old, no device): one line.
+  if (const std::string reason = scanlab::gpu_unavailable_reason(); !reason.empty()) {
+    std::fprintf(stderr, "scanlab-stream-bench: %s\n", reason.c_str());
     return 3;
   }
   try {

@@ -15,6 +15,10 @@
 #   Logging     SPDLOG_LEVEL=off silences scanlab-gen and scanlab-jacobi's logs, warn keeps
 #               warnings only, a per-app level reaches that app only, and -v/-q on the command
 #               line win over SPDLOG_LEVEL
+#   StreamBench scanlab-stream-bench's command line: --help names every mode, bad sizes,
+#               unknown options and --large with --sort are refused (exit 2) before any GPU
+#               is looked for; a good command line gets past parsing (exit 0 with a GPU, 3
+#               without; run small: --large --n 1K)
 #   NoDriver    without an NVIDIA driver, scanlab-jacobi says "no NVIDIA driver found
 #               (libcuda.so.1 could not be loaded ...)" in one line and exits 3 (skipped where
 #               libcuda.so.1 is installed)
@@ -130,6 +134,28 @@ case "$case_name" in
       [[ $rc == 3 ]] || fail "$app with no arguments: exit $rc, expected 3 (no GPU): $err"
     done
     [[ $found == 1 ]] || { echo "SKIP: none of the GPU apps is built"; exit 77; }
+    ;;
+  StreamBench)
+    bench="$bin/scanlab-stream-bench"
+    [[ -x $bench ]] || { echo "SKIP: scanlab-stream-bench is not built"; exit 77; }
+    run "$bench" --help
+    [[ $rc == 0 ]] || fail "--help: exit $rc"
+    for mode in "--sort" "--large" "--budget all" "--in-place" "--pairs"; do
+      [[ $out == *"$mode"* ]] || fail "--help does not name $mode"
+    done
+    for args in "--n 12Q" "--budget -3G" "--n 0" "--chunk" "--frobnicate 3" "--large --sort"; do
+      run "$bench" $args
+      [[ $rc == 2 ]] || fail "$args: exit $rc, expected 2: $err"
+      [[ $err == "scanlab-stream-bench: "* && $(wc -l <"$tmp/stderr") == 1 ]] || fail "$args: message '$err'"
+    done
+    run "$bench" --large --n 1K --budget 1M
+    [[ $rc == 0 || $rc == 3 ]] || fail "--large --n 1K: exit $rc: $err"
+    if [[ $rc == 3 ]]; then  # the apps' one line for a missing GPU, not the runtime's words
+      [[ $(wc -l <"$tmp/stderr") == 1 && $err != *"insufficient"* ]] || fail "no GPU: '$err'"
+    fi
+    if [[ $rc == 0 ]]; then
+      [[ $(grep -c "checked exactly" "$tmp/stdout") == 3 ]] || fail "--large: three checked results expected: $out"
+    fi
     ;;
   *) echo "unknown case $case_name"; exit 2 ;;
 esac
