@@ -30,6 +30,7 @@
 #include "common/gpu.hpp"
 
 #include <scanlab/error.hpp>
+#include <scanlab/mix64.hpp>
 #include <scanlab/streaming.cuh>
 
 #include <cuda_runtime.h>
@@ -121,12 +122,8 @@ void parallel_for(std::int64_t n, Fn fn) {
   for (auto& thread : threads) thread.join();
 }
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+// splitmix64's output for state x (the project's one mix64, scanlab/mix64.hpp).
+std::uint64_t splitmix64(std::uint64_t x) { return scanlab::mix64(x + 0x9e3779b97f4a7c15ull); }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
