@@ -131,9 +131,11 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // The copy ceilings: seconds (median of `repeat`, after a warm-up) to copy `bytes` of pinned
 // host memory from h_in to the device (`in`), from the device into h_out (`out`), or both at
-// once on two streams, each through device buffers of at most 1 GiB, piece after piece.
-double link_seconds(const void* h_in, void* h_out, std::size_t bytes, bool in, bool out, int repeat) {
-  const std::size_t piece = std::min(bytes, std::size_t{1} << 30);
+// once on two streams, each through device buffers of at most max_piece bytes, piece after
+// piece.
+double link_seconds(const void* h_in, void* h_out, std::size_t bytes, bool in, bool out, int repeat,
+                    std::size_t max_piece = std::size_t{1} << 30) {
+  const std::size_t piece = std::min(bytes, max_piece);
   void* d_in = nullptr;
   void* d_out = nullptr;
   SCANLAB_CHECK(cudaMalloc(&d_in, piece));
@@ -172,10 +174,11 @@ int run(std::int64_t n, std::size_t budget, int repeat, const ss::options& opts)
   std::vector<float> pageable(h_x, h_x + n);
   std::vector<float> pageable_out(static_cast<std::size_t>(n));
 
-  // The copy ceilings: the same bytes, h_x in and h_y out.
-  const double h2d = link_seconds(h_x, h_y, bytes, true, false, repeat);
-  const double d2h = link_seconds(h_x, h_y, bytes, false, true, repeat);
-  const double both = link_seconds(h_x, h_y, bytes, true, true, repeat);
+  // The copy ceilings: the same bytes, h_x in and h_y out, each one copy (device buffers as
+  // large as the input).
+  const double h2d = link_seconds(h_x, h_y, bytes, true, false, repeat, bytes);
+  const double d2h = link_seconds(h_x, h_y, bytes, false, true, repeat, bytes);
+  const double both = link_seconds(h_x, h_y, bytes, true, true, repeat, bytes);
   const double h2d_gbps = static_cast<double>(bytes) / h2d / 1e9;
   const double both_gbps = 2.0 * static_cast<double>(bytes) / both / 1e9;
 
