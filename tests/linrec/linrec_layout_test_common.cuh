@@ -154,7 +154,7 @@ void channels_last_test() {
   const std::int64_t tile = tile_of<T>();
   for (const btc s : {btc{3, 257, 5}, btc{4, 1000, 33}, btc{1, 700, 7}, btc{2, 3 * tile + 5, 3}, btc{6, 40, 1},
                       btc{5, 1, 9}, btc{3, 0, 4}, btc{0, 10, 4}, btc{2, 2, 2}, btc{2, 3, (1 << 16) + 3},
-                      btc{16, 64, 256}}) {
+                      btc{16, 64, 256}, btc{2, 300, 600}}) {  // the last: the tiled kernel by default
     if (s.b * s.t * s.c > max_test_n()) continue;
     channels_last_case<T>(s.b, s.t, s.c, a_kind::contracting, seed + static_cast<std::uint64_t>(s.t * 7 + s.c));
     if (::testing::Test::HasFatalFailure()) return;
@@ -236,6 +236,94 @@ void channels_last_paths_test() {
   EXPECT_TRUE(is_nan(got.x[static_cast<std::size_t>(layout.at(1 * channels + 2, length - 1))]));
   EXPECT_FALSE(is_nan(got.x[static_cast<std::size_t>(layout.at(1 * channels + 3, length - 1))]));
   EXPECT_FALSE(is_nan(got.x[static_cast<std::size_t>(layout.at(1 * channels + 1, length - 1))]));
+}
+
+// The tiled column kernel (forced by the test hook) on shapes around its tile (32 sequences
+// by tiled_warps * tiled_rows steps) and its look-back window: fewer sequences than a warp,
+// a last group partly empty, channels not a multiple of 32, chains of many tiles, lengths 1
+// and 0, interleaved batches; x and final states together and alone, both directions,
+// per-sequence and zero initial states, the (lambda, u) form; the same bits twice.
+template <class T>
+void channels_last_tiled_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  struct btc {
+    std::int64_t b, t, c;
+  };
+  const std::int64_t rows = ld::tiled_warps * ld::tiled_rows<T>;
+  ld::linrec_options options;
+  options.columns = ld::column_path::tiled;
+  for (const btc s : {btc{3, 517, 5}, btc{2, 1000, 33}, btc{1, 40 * rows + 3, 40}, btc{4, rows + 1, 64},
+                      btc{2, rows, 48}, btc{2, 1, 50}, btc{3, 0, 4}, btc{1, 2000, 100} /* interleaved */,
+                      btc{2, 12 * rows - 1, 7}}) {
+    if (s.b * s.t * s.c > max_test_n()) continue;
+    SCOPED_TRACE("tiled [" + std::to_string(s.b) + ", " + std::to_string(s.t) + ", " + std::to_string(s.c) + "]");
+    const sequence_layout layout = sequence_layout::channels_last(s.b, s.t, s.c);
+    const std::int64_t n = layout.elements();
+    const std::int64_t sequences = layout.sequences;
+    for (const bool with_x0s : {true, false}) {
+      auto h = make_problem<T>(n, with_x0s ? a_kind::mixed : a_kind::contracting, seed + static_cast<std::uint64_t>(n));
+      for (auto& v : h.p) v = make_value<T>(std::fabs(to_double(v)), std::fabs(imag_double(v)));  // usable as lambda
+      if (with_x0s) h.x0s = random_states<T>(sequences, seed + 7);
+      device_buffer<T> d_p(view(h.p)), d_q(view(h.q)), d_x0s(view(h.x0s));
+      const T* states = h.x0s.empty() ? nullptr : d_x0s.data();
+      const auto run = [&](auto src, bool want_x, bool want_final) {
+        device_buffer<T> d_x(want_x ? n : 0), d_final(want_final ? sequences : 0);
+        std::size_t bytes = 0;
+        const auto call = [&](void* temp) {
+          return ld::dispatch_columns<policy<T>>(temp, bytes, src, want_x ? d_x.data() : nullptr,
+                                                 want_final ? d_final.data() : nullptr, sequences, s.t, states, T(0),
+                                                 nullptr, options, s.c);
+        };
+        SCANLAB_CHECK(call(nullptr));
+        device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
+        temp.fill_bytes(0xa5);
+        if (want_x) d_x.fill_bytes(0xff);
+        if (want_final) d_final.fill_bytes(0xff);
+        SCANLAB_CHECK(call(temp.data()));
+        SCANLAB_CHECK(cudaDeviceSynchronize());
+        layout_result<T> out;
+        if (want_x) out.x = d_x.to_host();
+        if (want_final) out.final_states = d_final.to_host();
+        return out;
+      };
+      const auto ops = reference_operands(h);
+      const T* p = d_p.data();
+      const T* q = d_q.data();
+      for (const bool reverse : {false, true}) {
+        SCOPED_TRACE(std::string(reverse ? "reverse" : "forward") + (with_x0s ? ", x0s" : ", x0 = 0"));
+        const auto both = reverse ? run(linrec_reverse(linrec_ab(p, q)), true, true) : run(linrec_ab(p, q), true, true);
+        const auto rx = reference_check_layout(ops, layout, view(h.x0s), T(0), view(both.x), false, reverse);
+        EXPECT_TRUE(rx.pass()) << "x: " << describe(rx);
+        const auto rf = reference_check_layout(ops, layout, view(h.x0s), T(0), view(both.final_states), true, reverse);
+        EXPECT_TRUE(rf.pass()) << "final states: " << describe(rf);
+        const auto alone = reverse ? run(linrec_reverse(linrec_ab(p, q)), false, true) : run(linrec_ab(p, q), false, true);
+        EXPECT_EQ(0, std::memcmp(alone.final_states.data(), both.final_states.data(), sizeof(T) * both.final_states.size()))
+            << "final states alone differ from those with x";
+        const auto again = reverse ? run(linrec_reverse(linrec_ab(p, q)), true, true) : run(linrec_ab(p, q), true, true);
+        EXPECT_EQ(0, std::memcmp(again.x.data(), both.x.data(), sizeof(T) * both.x.size())) << "not deterministic";
+        // The arrays one element off their allocation's alignment (16-bit: the first element in
+        // the upper half of its word, the last in the lower half of one past the array).
+        if (n > 0) {
+          std::vector<T> shifted_p(h.p.size() + 1, T(0)), shifted_q(h.q.size() + 1, T(0));
+          std::copy(h.p.begin(), h.p.end(), shifted_p.begin() + 1);
+          std::copy(h.q.begin(), h.q.end(), shifted_q.begin() + 1);
+          device_buffer<T> d_sp(view(shifted_p)), d_sq(view(shifted_q));
+          const T* sp = d_sp.data() + 1;
+          const T* sq = d_sq.data() + 1;
+          const auto off = reverse ? run(linrec_reverse(linrec_ab(sp, sq)), true, false) : run(linrec_ab(sp, sq), true, false);
+          EXPECT_EQ(0, std::memcmp(off.x.data(), both.x.data(), sizeof(T) * both.x.size())) << "misaligned arrays differ";
+        }
+        if constexpr (forms_tested<T>) {
+          const auto lam = reverse ? run(linrec_reverse(linrec_lambda(p, q)), true, false) : run(linrec_lambda(p, q), true, false);
+          const auto rl = reference_check_layout(reference_operands(h, reference_form::lambda), layout, view(h.x0s), T(0),
+                                                 view(lam.x), false, reverse);
+          EXPECT_TRUE(rl.pass()) << "lambda: " << describe(rl);
+        }
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
 }
 
 // ---- variable-length sequences (offsets) ----
@@ -493,6 +581,7 @@ void layout_api_contract_test() {
   class suite : public scanlab::test::gpu_test {};                                                       \
   TEST_F(suite, ChannelsLast) { scanlab::test::linrec::channels_last_test<T>(); }                       \
   TEST_F(suite, ChannelsLastPathsFormsAndNaN) { scanlab::test::linrec::channels_last_paths_test<T>(); } \
+  TEST_F(suite, ChannelsLastTiled) { scanlab::test::linrec::channels_last_tiled_test<T>(); }             \
   TEST_F(suite, VarlenShapes) { scanlab::test::linrec::varlen_shapes_test<T>(); }                       \
   TEST_F(suite, VarlenManyShort) { scanlab::test::linrec::varlen_many_short_test<T>(); }                \
   TEST_F(suite, VarlenLaunchModes) { scanlab::test::linrec::varlen_modes_test<T>(); }                   \

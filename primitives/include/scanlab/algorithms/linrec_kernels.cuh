@@ -480,10 +480,12 @@ using linrec_mode = device::single_pass_mode;
 
 // Test and benchmark hooks: force a launch mode, cap the grid (many look-back rounds from
 // small inputs), or force the segmented path for interleaved batches. Users never need these.
+enum class column_path : int { automatic = 0, walk, tiled };
 struct linrec_options {
   linrec_mode mode = linrec_mode::automatic;
   int max_blocks = 0;             // 0: as many as are resident
-  std::int64_t segments = 0;      // interleaved: 0 = automatic
+  std::int64_t segments = 0;      // interleaved: 0 = automatic (walk path)
+  column_path columns = column_path::automatic;  // interleaved / channels-last: which kernel
 };
 
 // The tile states the single-pass kernel publishes for storage type S: maps of the state
@@ -521,6 +523,39 @@ struct element_slot<S, true> {
   std::uint32_t word;
   std::uint32_t high;  // 1: the element is the word's upper half
 };
+
+// One element into shared memory. From sm_80 on, cp.async: the copy lands by the matching
+// cp.async.wait_group (the single-pass agent's take(), the tiled columns' load).
+// Before sm_80 (no cp.async) the same thread copies the same bytes to the same place at
+// once, through registers: the data is there earlier than the wait promises, and the
+// agent's __syncwarp in take() makes it visible to the warp as it does the asynchronous
+// copies. (The callers stage into a buffer only once it is free, so an early copy
+// overwrites nothing still in use.)
+__device__ __forceinline__ void copy_async(void* to, const void* from, std::integral_constant<int, 16>) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
+  asm volatile(
+      "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %1;\n\tcp.async.cg.shared.global [%0], [g], 16;\n\t}" ::"r"(address),
+      "l"(from)
+      : "memory");
+#else
+  *static_cast<uint4*>(to) = *static_cast<const uint4*>(from);  // both 16-byte aligned (staged tiles)
+#endif
+}
+template <int Bytes>
+__device__ __forceinline__ void copy_async(void* to, const void* from, std::integral_constant<int, Bytes>) {
+  static_assert(Bytes == 4 || Bytes == 8, "cp.async copies 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
+  asm volatile(
+      "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %1;\n\tcp.async.ca.shared.global [%0], [g], %2;\n\t}" ::"r"(address),
+      "l"(from), "n"(Bytes)
+      : "memory");
+#else
+  using word = std::conditional_t<Bytes == 4, unsigned, unsigned long long>;
+  *static_cast<word*>(to) = *static_cast<const word*>(from);  // aligned as a word
+#endif
+}
 
 template <class Policy, class Source, class S>
 struct linrec_agent {
@@ -793,37 +828,6 @@ struct linrec_agent {
     }
   }
 
-  // From sm_80 on, cp.async: the copy lands in shared memory by the matching wait in take().
-  // Before sm_80 (no cp.async) the same thread copies the same bytes to the same place at
-  // once, through registers: the data is there when stage() returns, which is earlier than
-  // take() promises, and take()'s __syncwarp makes it visible to the warp as it does the
-  // asynchronous copies. (The callers stage into a buffer only once it is free, so an
-  // early copy overwrites nothing still in use.)
-  __device__ static void copy_async(void* to, const void* from, std::integral_constant<int, 16>) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
-    asm volatile(
-        "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %1;\n\tcp.async.cg.shared.global [%0], [g], 16;\n\t}" ::"r"(address),
-        "l"(from)
-        : "memory");
-#else
-    *static_cast<uint4*>(to) = *static_cast<const uint4*>(from);  // both 16-byte aligned (staged tiles)
-#endif
-  }
-  template <int Bytes>
-  __device__ static void copy_async(void* to, const void* from, std::integral_constant<int, Bytes>) {
-    static_assert(Bytes == 4 || Bytes == 8, "cp.async copies 4, 8 or 16 bytes");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const auto address = static_cast<unsigned>(__cvta_generic_to_shared(to));
-    asm volatile(
-        "{\n\t.reg .u64 g;\n\tcvta.to.global.u64 g, %1;\n\tcp.async.ca.shared.global [%0], [g], %2;\n\t}" ::"r"(address),
-        "l"(from), "n"(Bytes)
-        : "memory");
-#else
-    using word = std::conditional_t<Bytes == 4, unsigned, unsigned long long>;
-    *static_cast<word*>(to) = *static_cast<const word*>(from);  // aligned as a word
-#endif
-  }
   // Element `index` of `array` (`count` elements) into a slot: asynchronously, except for
   // a 16-bit element whose aligned word would reach past the array (its first element, at
   // the upper half of a word, or its last, at the lower half): copied at once.
@@ -2320,6 +2324,333 @@ template <class Policy, class SegmentSource, class Params, class T>
   return detail::launch(solve_kernel, grid, column_threads, 0, stream, params);
 }
 
+// ---- interleaved and channels-last batches in one pass: tiled columns ----
+//
+// The column walk above gives each sequence one thread. With fewer sequences than fill the
+// GPU it cuts them into segments and reads a and b twice (20 bytes per float element, not
+// 12). The tiled kernel reads them once:
+//
+//   a tile     `tiled_warps * R` consecutive time steps (in the walk's order) of 32
+//              consecutive sequences, lane = sequence: each warp load is one row of 32
+//              sequences (128 contiguous bytes for float when `channels` is a multiple of
+//              32). Warp w loads rows [w R, (w+1) R) of the tile and composes their maps
+//              (R = 64 bytes / sizeof(state)).
+//   the chain  tiles are claimed from a ticket counter, time-major (ticket = tile *
+//              groups + group), so the tile before a tile in time was handed out earlier.
+//              Lane l of warp 0 chains sequence l of its tile to the tile before it, as a
+//              decoupled look-back per sequence (below), and hands each warp the state
+//              entering its rows; every warp then solves its rows from registers.
+//
+// The look-back of one sequence. Each tile publishes its INCLUSIVE state (the state after
+// it: apply(tile map, entering state)) and, only when its predecessor's was not yet there
+// at the first look, its AGGREGATE (the tile's composed map). The entering state of tile t
+// is the predecessor's inclusive state, or, when that is missing, the nearest inclusive
+// state among the `tiled_window` tiles before it with the aggregates of the tiles between
+// applied to it, one after another; until such a window is complete the lane reads it
+// again (tiled_window tiles: 8 float states, fewer of the larger types). The states are therefore always x0 with the tiles' maps applied one by one in
+// order, never a regrouped composition of them: the same bits whichever tile's state a
+// look-back found, on every run (deterministic), without the windows of tile_state.cuh.
+// The tile's operands wait in shared memory (32 KB a block), not in registers, while warp
+// 0 looks back: few registers, several blocks per SM, their loads in flight.
+// No deadlock: a tile waits only on earlier tickets, held by running blocks; the earliest
+// unfinished tile finds its predecessor's inclusive state.
+//
+// Slots: one per (tile, sequence) in each of two arrays (inclusive states, aggregates),
+// each 32-bit piece in a 64-bit word with a mark, written once per call after a zeroing
+// memset (tile_state.cuh's rule: a marked word holds its final piece; relaxed loads and
+// stores, no fences). Traffic besides a, b and x: the memset and one inclusive state per
+// tile and sequence, 24 bytes per 128 float elements (0.19 bytes per element, 1.6 %).
+
+inline constexpr int tiled_warps = 8;
+inline constexpr int tiled_threads = 32 * tiled_warps;
+inline constexpr int tiled_min_blocks = 3;  // per SM: at most 64 registers a thread
+// Tiles a look-back reads at once: 8 float states (fewer of the larger types: registers).
+template <class V>
+inline constexpr int tiled_window = sizeof(V) <= 4 ? 4 : (sizeof(V) <= 8 ? 4 : 2);
+// Rows of a tile per warp (T: the storage type): 64 bytes of each operand per thread in
+// shared memory (16 floats, 8 doubles, 4 complex<double>; 16 of the 16-bit types, each in
+// the 4-byte word that holds it).
+template <class T>
+inline constexpr int tiled_rows = sizeof(T) < 4 ? 16 : static_cast<int>(64 / sizeof(T));
+
+// One U per (tile, sequence) slot, its 32-bit pieces marked in 64-bit words.
+template <class U>
+struct column_slots {
+  static constexpr int words = device::tile_state_detail::pieces<U>;
+  std::uint64_t* base;
+
+  __device__ __forceinline__ void publish(std::int64_t slot, const U& value) const {
+    std::uint32_t raw[words] = {};
+    std::memcpy(raw, &value, sizeof(U));
+#pragma unroll
+    for (int w = 0; w < words; ++w) {
+      device::tile_state_detail::store_relaxed(base + slot * words + w, (std::uint64_t{1} << 32) | raw[w]);
+    }
+  }
+  // The words of a slot, loaded together.
+  __device__ __forceinline__ void load(std::int64_t slot, std::uint64_t (&got)[words]) const {
+#pragma unroll
+    for (int w = 0; w < words; ++w) got[w] = device::tile_state_detail::load_relaxed(base + slot * words + w);
+  }
+  // The value, when every word is marked.
+  __device__ __forceinline__ static bool decode(const std::uint64_t (&got)[words], U& value) {
+    std::uint32_t raw[words];
+    bool marked = true;
+#pragma unroll
+    for (int w = 0; w < words; ++w) {
+      marked = marked && (got[w] >> 32) != 0;
+      raw[w] = static_cast<std::uint32_t>(got[w]);
+    }
+    if (marked) std::memcpy(&value, raw, sizeof(U));
+    return marked;
+  }
+  __device__ __forceinline__ bool read(std::int64_t slot, U& value) const {
+    std::uint64_t got[words];
+    load(slot, got);
+    return decode(got, value);
+  }
+};
+
+template <class Source, class T>
+struct tiled_column_params : column_params<Source, T> {
+  column_slots<linrec_state_t<T>> inclusive;
+  column_slots<affine_map<linrec_state_t<T>>> aggregate;
+  unsigned long long* ticket;
+  std::int64_t groups;  // ceil(batch / 32)
+};
+
+// The state entering `tile` of sequence k (lane of warp 0), and the tile's inclusive state
+// published for the tile after it. The window's loads go in two rounds (the inclusive
+// states, then the aggregates after the nearest one), so that few registers are live.
+template <class Source, class T, class V = linrec_state_t<T>>
+__device__ __forceinline__ V tiled_look_back(const tiled_column_params<Source, T>& p, std::int64_t tile,
+                                             std::int64_t tiles, std::int64_t k, const affine_map<V>& aggregate) {
+  constexpr int window = tiled_window<V>;
+  using inclusive_slots = column_slots<V>;
+  using aggregate_slots = column_slots<affine_map<V>>;
+  const V x0 = widen(p.x0s != nullptr ? p.x0s[k] : p.x0);
+  const std::int64_t stride = p.groups * 32;  // slots per tile
+  V entering = x0;
+  if (tile > 0 && !p.inclusive.read((tile - 1) * stride + k, entering)) {
+    p.aggregate.publish(tile * stride + k, aggregate);
+    for (;;) {
+      // The nearest of the window's tiles with its inclusive state (the start, x0, before tile 0).
+      std::uint64_t inc[window][inclusive_slots::words];
+#pragma unroll
+      for (int d = 0; d < window; ++d) {
+        if (tile - 1 - d >= 0) p.inclusive.load((tile - 1 - d) * stride + k, inc[d]);
+      }
+      int nearest = -1;
+#pragma unroll
+      for (int d = 0; d < window; ++d) {
+        if (nearest < 0) {
+          if (tile - 1 - d < 0) {
+            entering = x0;
+            nearest = d;
+          } else if (inclusive_slots::decode(inc[d], entering)) {
+            nearest = d;
+          }
+        }
+      }
+      if (nearest >= 0) {
+        // The aggregates of the tiles after it, all published, applied oldest first.
+        std::uint64_t agg[window][aggregate_slots::words];
+#pragma unroll
+        for (int d = 0; d < window; ++d) {
+          if (d < nearest) p.aggregate.load((tile - 1 - d) * stride + k, agg[d]);
+        }
+        bool complete = true;
+        V state = entering;
+#pragma unroll
+        for (int d = window - 1; d >= 0; --d) {
+          affine_map<V> m;
+          if (d < nearest) {
+            if (aggregate_slots::decode(agg[d], m)) {
+              state = apply(m, state);
+            } else {
+              complete = false;
+            }
+          }
+        }
+        if (complete) {
+          entering = state;
+          break;
+        }
+      }
+      __nanosleep(32);  // a gap in the window: read it again
+    }
+  }
+  if (tile + 1 < tiles) p.inclusive.publish(tile * stride + k, apply(aggregate, entering));
+  return entering;
+}
+
+template <int R, class Source, class T>
+__global__ void __launch_bounds__(tiled_threads, tiled_min_blocks)
+    linrec_tiled_columns_kernel(const __grid_constant__ tiled_column_params<Source, T> p) {
+  constexpr bool reverse = Source::direction == linrec_direction::reverse;
+  using V = linrec_state_t<T>;
+  using M = affine_map<V>;
+  constexpr int W = tiled_warps;
+  const affine_then op;
+  // The tile's operands, [row of the warp][thread] (consecutive lanes, consecutive words: no
+  // bank conflicts), copied asynchronously: they wait here, not in registers, during the
+  // look-back. A 16-bit element travels in the aligned 4-byte word that holds it (which
+  // half: a bit of `high`), as in the single-pass agent's element_slot.
+  using cell = std::conditional_t<(sizeof(T) >= 4), T, std::uint32_t>;
+  __shared__ scan_detail::raw_slot<cell> rows_p[R][tiled_threads];
+  __shared__ scan_detail::raw_slot<cell> rows_q[Source::arrays == 2 ? R : 1][tiled_threads];
+  __shared__ scan_detail::raw_slot<M> warp_maps[W][32];
+  __shared__ scan_detail::raw_slot<V> warp_states[W][32];
+  __shared__ std::int64_t claimed;
+  if (threadIdx.x == 0) claimed = static_cast<std::int64_t>(atomicAdd(p.ticket, 1ull));
+  __syncthreads();
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  const std::int64_t group = claimed % p.groups;
+  const std::int64_t tile = claimed / p.groups;
+  const std::int64_t tiles = detail::ceil_div<std::int64_t>(p.length, W * R);
+  const std::int64_t k = group * 32 + lane;
+  const bool live = k < p.batch;
+  const std::int64_t origin = live ? column_origin(p, k) : 0;
+  // Rows [first, first + rows) of the walk are this warp's.
+  const std::int64_t first = tile * (W * R) + warp * R;
+  const std::int64_t left = p.length - first;
+  const int rows = !live || left <= 0 ? 0 : (left < R ? static_cast<int>(left) : R);
+  const auto element = [&](std::int64_t j) { return origin + (reverse ? p.length - 1 - j : j) * p.channels; };
+  const std::int64_t step = reverse ? -p.channels : p.channels;  // one offset walked by the row step
+  std::uint32_t high_p = 0, high_q = 0;  // 16-bit: row u's element is the upper half of its word
+  {
+    const std::int64_t count = p.batch * p.length;  // elements of each array
+    // Element `at` of `array` into `to`: the aligned word holding a 16-bit one (at once, not
+    // asynchronously, where that word would reach past the array).
+    const auto copy = [&](cell* to, const T* array, std::int64_t at, std::uint32_t& high, int u) {
+      if constexpr (sizeof(T) >= 4) {
+        copy_async(to, array + at, std::integral_constant<int, static_cast<int>(sizeof(T))>{});
+      } else {
+        const bool upper = reinterpret_cast<std::uintptr_t>(array + at) % 4 != 0;
+        high |= static_cast<std::uint32_t>(upper) << u;
+        if (upper ? at >= 1 : at + 1 < count) {
+          copy_async(to, array + at - (upper ? 1 : 0), std::integral_constant<int, 4>{});
+        } else {
+          std::uint16_t bits;
+          std::memcpy(&bits, array + at, sizeof(bits));
+          *to = static_cast<std::uint32_t>(bits) << (upper ? 16 : 0);
+        }
+      }
+    };
+    std::int64_t at = rows > 0 ? element(first) : 0;
+#pragma unroll
+    for (int u = 0; u < R; ++u) {
+      if (u < rows) {
+        copy(reinterpret_cast<cell*>(&rows_p[u][threadIdx.x]), p.src.p, at, high_p, u);
+        if constexpr (Source::arrays == 2) copy(reinterpret_cast<cell*>(&rows_q[u][threadIdx.x]), p.src.q, at, high_q, u);
+        at += step;
+      }
+    }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");  // this thread's copies
+#endif
+  }
+  const auto value = [&](const scan_detail::raw_slot<cell>& slot, std::uint32_t high, int u) -> V {
+    if constexpr (sizeof(T) >= 4) {
+      return slot.load();
+    } else {
+      const auto bits = static_cast<std::uint16_t>(slot.load() >> (((high >> u) & 1u) * 16));
+      T v;
+      std::memcpy(&v, &bits, sizeof(v));
+      return widen(v);
+    }
+  };
+  const auto map_of = [&](int u) {
+    if constexpr (Source::arrays == 2) {
+      return p.src.map(value(rows_p[u][threadIdx.x], high_p, u), value(rows_q[u][threadIdx.x], high_q, u));
+    } else {
+      return p.src.map(value(rows_p[u][threadIdx.x], high_p, u), V(0));
+    }
+  };
+  // This warp's map (from its first map: composing onto (1, 0) would turn Inf * 0 into NaN).
+  M mine{V(1), V(0)};
+  if (rows > 0) {
+    mine = map_of(0);
+#pragma unroll
+    for (int u = 1; u < R; ++u) {
+      if (u < rows) mine = op(mine, map_of(u));
+    }
+  }
+  warp_maps[warp][lane].store(mine);
+  __syncthreads();
+  if (warp == 0 && live) {
+    // The tile's map: its warps' with rows, in order; then each warp's entering state.
+    const std::int64_t tile_left = p.length - tile * (W * R);
+    const int with_rows = tile_left >= W * R ? W : static_cast<int>(detail::ceil_div<std::int64_t>(tile_left, R));
+    M aggregate = warp_maps[0][lane].load();
+#pragma unroll
+    for (int w = 1; w < W; ++w) {
+      if (w < with_rows) aggregate = op(aggregate, warp_maps[w][lane].load());
+    }
+    V state = tiled_look_back(p, tile, tiles, k, aggregate);
+#pragma unroll
+    for (int w = 0; w < W; ++w) {
+      warp_states[w][lane].store(state);
+      if (w + 1 < with_rows) state = apply(warp_maps[w][lane].load(), state);
+    }
+  }
+  __syncthreads();
+  if (rows == 0) return;
+  V state = warp_states[warp][lane].load();
+  std::int64_t at = element(first);
+#pragma unroll
+  for (int u = 0; u < R; ++u) {
+    if (u < rows) {
+      state = apply(map_of(u), state);
+      if (p.x != nullptr) p.x[at] = narrow<T>(state);
+      at += step;
+    }
+  }
+  if (p.final_x != nullptr && first + rows == p.length) p.final_x[k] = narrow<T>(state);
+}
+
+// Whether the tiled kernel takes a batch by default: enough 32-sequence groups that their
+// chains keep the GPU's memory busy (each chain advances at most `tiled_window` tiles per
+// round trip of its look-back), and a grid that fits.
+inline constexpr std::int64_t tiled_min_sequences = 1024;
+
+// The tiled kernel on `params` (one sequence per thread's lane; x and/or final states).
+template <class Source, class T>
+[[nodiscard]] cudaError_t dispatch_tiled_columns(void* d_temp, std::size_t& temp_bytes,
+                                                 const column_params<Source, T>& shape, cudaStream_t stream) {
+  using V = linrec_state_t<T>;
+  constexpr int R = tiled_rows<T>;
+  tiled_column_params<Source, T> params{};
+  static_cast<column_params<Source, T>&>(params) = shape;
+  params.groups = detail::ceil_div<std::int64_t>(shape.batch, 32);
+  const std::int64_t tiles = detail::ceil_div<std::int64_t>(shape.length, tiled_warps * R);
+  const std::int64_t slots = tiles * params.groups * 32;
+  const std::size_t inclusive_bytes = static_cast<std::size_t>(slots) * column_slots<V>::words * 8;
+  const std::size_t aggregate_bytes = static_cast<std::size_t>(slots) * column_slots<affine_map<V>>::words * 8;
+  const std::size_t reset = 256 + inclusive_bytes + aggregate_bytes;
+  if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, 256 + reset)) return *answer;
+  if (shape.batch == 0 || shape.length == 0) {
+    if (shape.final_x == nullptr || shape.batch == 0) return cudaSuccess;
+    return detail::launch(linrec_initial_states_kernel<T>, column_grid(shape.batch), column_threads, 0, stream,
+                          shape.final_x, shape.x0s, shape.x0, shape.batch);
+  }
+  auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
+  params.ticket = reinterpret_cast<unsigned long long*>(base);
+  params.inclusive.base = reinterpret_cast<std::uint64_t*>(base + 256);
+  params.aggregate.base = reinterpret_cast<std::uint64_t*>(base + 256 + inclusive_bytes);
+  SCANLAB_TRY(cudaMemsetAsync(base, 0, reset, stream));
+  return detail::launch(linrec_tiled_columns_kernel<R, Source, T>, static_cast<unsigned>(tiles * params.groups),
+                        tiled_threads, 0, stream, params);
+}
+
+// Whether a batch fits the tiled kernel's grid (one block per tile).
+template <class T>
+[[nodiscard]] inline bool tiled_columns_fit(std::int64_t batch, std::int64_t length) {
+  const std::int64_t rows = tiled_warps * tiled_rows<T>;
+  return detail::ceil_div<std::int64_t>(length, rows) * detail::ceil_div<std::int64_t>(batch, 32) <= INT_MAX;
+}
+
 // `batch` sequences walked as columns: interleaved [length, batch] (channels == batch, or 0
 // for that), or channels-last [batch / channels, length, channels].
 template <class Policy, class Source, class T>
@@ -2334,6 +2665,20 @@ template <class Policy, class Source, class T>
     return dispatch_rows<Policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, options);
   }
   const std::int64_t segments = column_segments(batch, length, options.segments);
+  // The tiled kernel (one pass) where the walk would need segments (two reads of a and b)
+  // and there are enough sequences for its chains; forced by the test hook. Not by default
+  // for the final states alone (the segmented walk reads the operands once for those: its
+  // third pass is skipped), nor for the 16-bit types (measured slower than the walk on the
+  // H100: 34 % of memcpy against 47 %, primitives/docs/linrec.md).
+  const bool tiled = options.columns == column_path::tiled ||
+                     (options.columns == column_path::automatic && options.segments == 0 && segments > 1 &&
+                      batch >= tiled_min_sequences && d_x != nullptr && sizeof(T) >= 4);
+  if (tiled && tiled_columns_fit<T>(batch, length)) {
+    return dispatch_tiled_columns(d_temp, temp_bytes,
+                                  column_params<Source, T>{make_column_shape(batch, length, channels, 1, d_x0s, x0),
+                                                           src, d_x, d_final},
+                                  stream);
+  }
   const column_params<Source, T> params{make_column_shape(batch, length, channels, segments, d_x0s, x0), src, d_x,
                                         d_final};
   if (segments == 1) {
