@@ -250,7 +250,7 @@ void channels_last_tiled_test() {
   struct btc {
     std::int64_t b, t, c;
   };
-  const std::int64_t rows = ld::tiled_warps * ld::tiled_rows<T>;
+  const std::int64_t rows = ld::tiled_warps * ld::tiled_rows<ld::ab_source<T>, T>;
   ld::linrec_options options;
   options.columns = ld::column_path::tiled;
   for (const btc s : {btc{3, 517, 5}, btc{2, 1000, 33}, btc{1, 40 * rows + 3, 40}, btc{4, rows + 1, 64},
@@ -313,6 +313,31 @@ void channels_last_tiled_test() {
           const T* sq = d_sq.data() + 1;
           const auto off = reverse ? run(linrec_reverse(linrec_ab(sp, sq)), true, false) : run(linrec_ab(sp, sq), true, false);
           EXPECT_EQ(0, std::memcmp(off.x.data(), both.x.data(), sizeof(T) * both.x.size())) << "misaligned arrays differ";
+        }
+        if (!reverse) {
+          // The backward pass of this solve, tiled, against the long double adjoint.
+          const std::vector<T> grad_x = random_states<T>(n, seed + 101);
+          device_buffer<T> d_x(view(both.x)), d_gx(view(grad_x)), d_ga(n), d_gb(n), d_gx0(sequences);
+          const ld::gradient_source<T> gsrc{p, d_gx.data(), d_x.data(), d_ga.data(), d_gx0.data()};
+          std::size_t bytes = 0;
+          const auto call = [&](void* temp) {
+            return ld::dispatch_gradient_columns<policy<T>>(temp, bytes, gsrc, d_gb.data(), sequences, s.t, states,
+                                                            T(0), nullptr, options, s.c);
+          };
+          SCANLAB_CHECK(call(nullptr));
+          device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
+          temp.fill_bytes(0xa5);
+          d_ga.fill_bytes(0xff);
+          d_gb.fill_bytes(0xff);
+          d_gx0.fill_bytes(0xff);
+          SCANLAB_CHECK(call(temp.data()));
+          SCANLAB_CHECK(cudaDeviceSynchronize());
+          const auto ga = d_ga.to_host(), gb = d_gb.to_host(), gx0 = d_gx0.to_host();
+          const auto rg = reference_check_gradients_layout<T>(view(h.p), view(both.x), view(grad_x), layout,
+                                                              view(h.x0s), T(0), view(ga), view(gb), view(gx0));
+          EXPECT_TRUE(rg.a.pass()) << "tiled dL/da: " << describe(rg.a);
+          EXPECT_TRUE(rg.b.pass()) << "tiled dL/db: " << describe(rg.b);
+          EXPECT_TRUE(rg.x0.pass()) << "tiled dL/dx0: " << describe(rg.x0);
         }
         if constexpr (forms_tested<T>) {
           const auto lam = reverse ? run(linrec_reverse(linrec_lambda(p, q)), true, false) : run(linrec_lambda(p, q), true, false);

@@ -2363,15 +2363,13 @@ template <class Policy, class SegmentSource, class Params, class T>
 
 inline constexpr int tiled_warps = 8;
 inline constexpr int tiled_threads = 32 * tiled_warps;
-inline constexpr int tiled_min_blocks = 3;  // per SM: at most 64 registers a thread
+// Blocks per SM asked of the compiler: 4 (at most 64 registers a thread) for the 4-byte
+// and 16-bit types, 3 (85) for the larger ones (their look-back holds more).
+template <class T>
+inline constexpr int tiled_min_blocks = sizeof(T) <= 4 ? 4 : 3;
 // Tiles a look-back reads at once: 8 float states (fewer of the larger types: registers).
 template <class V>
 inline constexpr int tiled_window = sizeof(V) <= 4 ? 4 : (sizeof(V) <= 8 ? 4 : 2);
-// Rows of a tile per warp (T: the storage type): 64 bytes of each operand per thread in
-// shared memory (16 floats, 8 doubles, 4 complex<double>; 16 of the 16-bit types, each in
-// the 4-byte word that holds it).
-template <class T>
-inline constexpr int tiled_rows = sizeof(T) < 4 ? 16 : static_cast<int>(64 / sizeof(T));
 
 // One U per (tile, sequence) slot, its 32-bit pieces marked in 64-bit words.
 template <class U>
@@ -2411,6 +2409,10 @@ struct column_slots {
   }
 };
 
+// The tiled pass of a solve (Source: a form, forward or reversed) or of the backward pass
+// (gradient_source: walked from the last step; the state is g = dL/db, written where a
+// solve writes x; dL/da and dL/dx0 besides). `x`: the state's output, `final_x`: a solve's
+// final states.
 template <class Source, class T>
 struct tiled_column_params : column_params<Source, T> {
   column_slots<linrec_state_t<T>> inclusive;
@@ -2419,22 +2421,49 @@ struct tiled_column_params : column_params<Source, T> {
   std::int64_t groups;  // ceil(batch / 32)
 };
 
-// The state entering `tile` of sequence k (lane of warp 0), and the tile's inclusive state
-// published for the tile after it. The window's loads go in two rounds (the inclusive
-// states, then the aggregates after the nearest one), so that few registers are live.
-template <class Source, class T, class V = linrec_state_t<T>>
-__device__ __forceinline__ V tiled_look_back(const tiled_column_params<Source, T>& p, std::int64_t tile,
-                                             std::int64_t tiles, std::int64_t k, const affine_map<V>& aggregate) {
+// The arrays a tiled pass reads per row: the form's (1 or 2), or the backward pass's a,
+// dL/dx and (only for dL/da) x.
+template <class Source>
+inline constexpr int tiled_operands = Source::arrays;
+
+// Operand i of the row at step t is at step t + tiled_shift<Source>(i): the backward pass
+// takes a of the step after (a[t+1], 0 after the last step) and x of the step before
+// (x[t-1], x0 before the first).
+template <class Source>
+__host__ __device__ constexpr int tiled_shift(int i) {
+  if constexpr (Source::gradient) {
+    return i == 0 ? 1 : (i == 1 ? 0 : -1);
+  } else {
+    return 0;
+  }
+}
+
+// Rows of a tile per warp: 128 bytes of shared memory per thread for the operands (each a
+// 4-byte word for the 16-bit types): 16 rows of two float arrays, 8 of two doubles, 10 of
+// the backward pass's three float arrays.
+template <class Source, class T>
+inline constexpr int tiled_rows = [] {
+  constexpr int cell = sizeof(T) < 4 ? 4 : static_cast<int>(sizeof(T));
+  constexpr int rows = 128 / (tiled_operands<Source> * cell);
+  return rows < 2 ? 2 : rows;
+}();
+
+// The state entering `tile` of sequence k (lane of warp 0) from `start` (the state before
+// the walk), and the tile's inclusive state published for the tile after it. The window's
+// loads go in two rounds (the inclusive states, then the aggregates after the nearest one),
+// so that few registers are live.
+template <class P, class V>
+__device__ __forceinline__ V tiled_look_back(const P& p, std::int64_t tile, std::int64_t tiles, std::int64_t k,
+                                             const affine_map<V>& aggregate, V start) {
   constexpr int window = tiled_window<V>;
   using inclusive_slots = column_slots<V>;
   using aggregate_slots = column_slots<affine_map<V>>;
-  const V x0 = widen(p.x0s != nullptr ? p.x0s[k] : p.x0);
   const std::int64_t stride = p.groups * 32;  // slots per tile
-  V entering = x0;
+  V entering = start;
   if (tile > 0 && !p.inclusive.read((tile - 1) * stride + k, entering)) {
     p.aggregate.publish(tile * stride + k, aggregate);
     for (;;) {
-      // The nearest of the window's tiles with its inclusive state (the start, x0, before tile 0).
+      // The nearest of the window's tiles with its inclusive state (the start before tile 0).
       std::uint64_t inc[window][inclusive_slots::words];
 #pragma unroll
       for (int d = 0; d < window; ++d) {
@@ -2445,7 +2474,7 @@ __device__ __forceinline__ V tiled_look_back(const tiled_column_params<Source, T
       for (int d = 0; d < window; ++d) {
         if (nearest < 0) {
           if (tile - 1 - d < 0) {
-            entering = x0;
+            entering = start;
             nearest = d;
           } else if (inclusive_slots::decode(inc[d], entering)) {
             nearest = d;
@@ -2485,20 +2514,20 @@ __device__ __forceinline__ V tiled_look_back(const tiled_column_params<Source, T
 }
 
 template <int R, class Source, class T>
-__global__ void __launch_bounds__(tiled_threads, tiled_min_blocks)
+__global__ void __launch_bounds__(tiled_threads, tiled_min_blocks<T>)
     linrec_tiled_columns_kernel(const __grid_constant__ tiled_column_params<Source, T> p) {
   constexpr bool reverse = Source::direction == linrec_direction::reverse;
+  constexpr int operands = tiled_operands<Source>;
   using V = linrec_state_t<T>;
   using M = affine_map<V>;
   constexpr int W = tiled_warps;
   const affine_then op;
-  // The tile's operands, [row of the warp][thread] (consecutive lanes, consecutive words: no
-  // bank conflicts), copied asynchronously: they wait here, not in registers, during the
-  // look-back. A 16-bit element travels in the aligned 4-byte word that holds it (which
-  // half: a bit of `high`), as in the single-pass agent's element_slot.
+  // The tile's operands, [operand][row of the warp][thread] (consecutive lanes, consecutive
+  // words: no bank conflicts), copied asynchronously: they wait here, not in registers,
+  // during the look-back. A 16-bit element travels in the aligned 4-byte word that holds it
+  // (which half: a bit of `high`), as in the single-pass agent's element_slot.
   using cell = std::conditional_t<(sizeof(T) >= 4), T, std::uint32_t>;
-  __shared__ scan_detail::raw_slot<cell> rows_p[R][tiled_threads];
-  __shared__ scan_detail::raw_slot<cell> rows_q[Source::arrays == 2 ? R : 1][tiled_threads];
+  __shared__ scan_detail::raw_slot<cell> rows[operands][R][tiled_threads];
   __shared__ scan_detail::raw_slot<M> warp_maps[W][32];
   __shared__ scan_detail::raw_slot<V> warp_states[W][32];
   __shared__ std::int64_t claimed;
@@ -2512,23 +2541,39 @@ __global__ void __launch_bounds__(tiled_threads, tiled_min_blocks)
   const std::int64_t k = group * 32 + lane;
   const bool live = k < p.batch;
   const std::int64_t origin = live ? column_origin(p, k) : 0;
-  // Rows [first, first + rows) of the walk are this warp's.
+  // Rows [first, first + rows) of the walk are this warp's; row j is step t = j (reverse:
+  // length - 1 - j), at element origin + t * channels.
   const std::int64_t first = tile * (W * R) + warp * R;
   const std::int64_t left = p.length - first;
-  const int rows = !live || left <= 0 ? 0 : (left < R ? static_cast<int>(left) : R);
-  const auto element = [&](std::int64_t j) { return origin + (reverse ? p.length - 1 - j : j) * p.channels; };
-  const std::int64_t step = reverse ? -p.channels : p.channels;  // one offset walked by the row step
-  std::uint32_t high_p = 0, high_q = 0;  // 16-bit: row u's element is the upper half of its word
+  const int rows_here = !live || left <= 0 ? 0 : (left < R ? static_cast<int>(left) : R);
+  const std::int64_t first_step = reverse ? p.length - 1 - first : first;
+  const std::int64_t step = reverse ? -p.channels : p.channels;  // one offset walked per row
+  const auto array_of = [&](int i) -> const T* {
+    if constexpr (Source::gradient) {
+      return i == 0 ? p.src.p : (i == 1 ? p.src.q : p.src.r);
+    } else {
+      return i == 0 ? p.src.p : p.src.q;
+    }
+  };
+  // The backward pass reads x (operand 2) only for dL/da.
+  const auto wanted = [&](int i) {
+    if constexpr (Source::gradient) {
+      return i < 2 || p.src.grad_a != nullptr;
+    } else {
+      return true;
+    }
+  };
+  std::uint32_t high[operands] = {};  // 16-bit: row u's element is the upper half of its word
   {
     const std::int64_t count = p.batch * p.length;  // elements of each array
     // Element `at` of `array` into `to`: the aligned word holding a 16-bit one (at once, not
     // asynchronously, where that word would reach past the array).
-    const auto copy = [&](cell* to, const T* array, std::int64_t at, std::uint32_t& high, int u) {
+    const auto copy = [&](cell* to, const T* array, std::int64_t at, std::uint32_t& upper_bits, int u) {
       if constexpr (sizeof(T) >= 4) {
         copy_async(to, array + at, std::integral_constant<int, static_cast<int>(sizeof(T))>{});
       } else {
         const bool upper = reinterpret_cast<std::uintptr_t>(array + at) % 4 != 0;
-        high |= static_cast<std::uint32_t>(upper) << u;
+        upper_bits |= static_cast<std::uint32_t>(upper) << u;
         if (upper ? at >= 1 : at + 1 < count) {
           copy_async(to, array + at - (upper ? 1 : 0), std::integral_constant<int, 4>{});
         } else {
@@ -2538,49 +2583,79 @@ __global__ void __launch_bounds__(tiled_threads, tiled_min_blocks)
         }
       }
     };
-    std::int64_t at = rows > 0 ? element(first) : 0;
+    // A value written in place of an element before the first step or after the last (the
+    // backward pass: a = 0 after the last step, x0 before the first).
+    const auto put = [&](cell* to, T v) {
+      if constexpr (sizeof(T) >= 4) {
+        *to = v;
+      } else {
+        std::uint16_t bits;
+        std::memcpy(&bits, &v, sizeof(bits));
+        *to = bits;  // the lower half (its `high` bit stays 0)
+      }
+    };
+    std::int64_t at = origin + first_step * p.channels;
+    std::int64_t t = first_step;
 #pragma unroll
     for (int u = 0; u < R; ++u) {
-      if (u < rows) {
-        copy(reinterpret_cast<cell*>(&rows_p[u][threadIdx.x]), p.src.p, at, high_p, u);
-        if constexpr (Source::arrays == 2) copy(reinterpret_cast<cell*>(&rows_q[u][threadIdx.x]), p.src.q, at, high_q, u);
+      if (u < rows_here) {
+#pragma unroll
+        for (int i = 0; i < operands; ++i) {
+          cell* to = reinterpret_cast<cell*>(&rows[i][u][threadIdx.x]);
+          if constexpr (Source::gradient) {
+            const int shift = tiled_shift<Source>(i);
+            if (!wanted(i)) {
+            } else if (shift == 0 || (t + shift >= 0 && t + shift < p.length)) {
+              copy(to, array_of(i), at + shift * p.channels, high[i], u);
+            } else if (shift > 0) {
+              put(to, T(0));
+            } else {
+              put(to, p.x0s != nullptr ? p.x0s[k] : p.x0);
+            }
+          } else {
+            copy(to, array_of(i), at, high[i], u);
+          }
+        }
         at += step;
+        if constexpr (Source::gradient) t += reverse ? -1 : 1;
       }
     }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");  // this thread's copies
 #endif
   }
-  const auto value = [&](const scan_detail::raw_slot<cell>& slot, std::uint32_t high, int u) -> V {
+  const auto value = [&](int i, int u) -> V {
+    const cell c = rows[i][u][threadIdx.x].load();
     if constexpr (sizeof(T) >= 4) {
-      return slot.load();
+      return c;
     } else {
-      const auto bits = static_cast<std::uint16_t>(slot.load() >> (((high >> u) & 1u) * 16));
+      const auto bits = static_cast<std::uint16_t>(c >> (((high[i] >> u) & 1u) * 16));
       T v;
       std::memcpy(&v, &bits, sizeof(v));
       return widen(v);
     }
   };
   const auto map_of = [&](int u) {
-    if constexpr (Source::arrays == 2) {
-      return p.src.map(value(rows_p[u][threadIdx.x], high_p, u), value(rows_q[u][threadIdx.x], high_q, u));
+    if constexpr (operands >= 2) {
+      return p.src.map(value(0, u), value(1, u));
     } else {
-      return p.src.map(value(rows_p[u][threadIdx.x], high_p, u), V(0));
+      return p.src.map(value(0, u), V(0));
     }
   };
   // This warp's map (from its first map: composing onto (1, 0) would turn Inf * 0 into NaN).
   M mine{V(1), V(0)};
-  if (rows > 0) {
+  if (rows_here > 0) {
     mine = map_of(0);
 #pragma unroll
     for (int u = 1; u < R; ++u) {
-      if (u < rows) mine = op(mine, map_of(u));
+      if (u < rows_here) mine = op(mine, map_of(u));
     }
   }
   warp_maps[warp][lane].store(mine);
   __syncthreads();
   if (warp == 0 && live) {
-    // The tile's map: its warps' with rows, in order; then each warp's entering state.
+    // The tile's map: its warps' with rows, in order; then each warp's entering state. The
+    // walk starts from x0 (the backward pass: from 0, its first map being a reset anyway).
     const std::int64_t tile_left = p.length - tile * (W * R);
     const int with_rows = tile_left >= W * R ? W : static_cast<int>(detail::ceil_div<std::int64_t>(tile_left, R));
     M aggregate = warp_maps[0][lane].load();
@@ -2588,7 +2663,9 @@ __global__ void __launch_bounds__(tiled_threads, tiled_min_blocks)
     for (int w = 1; w < W; ++w) {
       if (w < with_rows) aggregate = op(aggregate, warp_maps[w][lane].load());
     }
-    V state = tiled_look_back(p, tile, tiles, k, aggregate);
+    V start = V(0);
+    if constexpr (!Source::gradient) start = widen(p.x0s != nullptr ? p.x0s[k] : p.x0);
+    V state = tiled_look_back(p, tile, tiles, k, aggregate, start);
 #pragma unroll
     for (int w = 0; w < W; ++w) {
       warp_states[w][lane].store(state);
@@ -2596,18 +2673,30 @@ __global__ void __launch_bounds__(tiled_threads, tiled_min_blocks)
     }
   }
   __syncthreads();
-  if (rows == 0) return;
+  if (rows_here == 0) return;
   V state = warp_states[warp][lane].load();
-  std::int64_t at = element(first);
+  std::int64_t at = origin + first_step * p.channels;
+  std::int64_t t = first_step;
 #pragma unroll
   for (int u = 0; u < R; ++u) {
-    if (u < rows) {
+    if (u < rows_here) {
       state = apply(map_of(u), state);
       if (p.x != nullptr) p.x[at] = narrow<T>(state);
+      if constexpr (Source::gradient) {
+        // dL/da[t] = g conj(x[t-1]) (x0 at t = 0); dL/dx0 = conj(a[0]) g at t = 0 (0 if a[0] is 0).
+        if (p.src.grad_a != nullptr) p.src.grad_a[at] = narrow<T>(state * conj_of(value(2, u)));
+        if (t == 0 && p.src.grad_x0 != nullptr) {
+          const V a0 = widen(p.src.p[at]);
+          p.src.grad_x0[k] = narrow<T>(a0 == V(0) ? V(0) : conj_of(a0) * state);
+        }
+      }
       at += step;
+      if constexpr (Source::gradient) t += reverse ? -1 : 1;
     }
   }
-  if (p.final_x != nullptr && first + rows == p.length) p.final_x[k] = narrow<T>(state);
+  if constexpr (!Source::gradient) {
+    if (p.final_x != nullptr && first + rows_here == p.length) p.final_x[k] = narrow<T>(state);
+  }
 }
 
 // Whether the tiled kernel takes a batch by default: enough 32-sequence groups that their
@@ -2615,12 +2704,13 @@ __global__ void __launch_bounds__(tiled_threads, tiled_min_blocks)
 // round trip of its look-back), and a grid that fits.
 inline constexpr std::int64_t tiled_min_sequences = 1024;
 
-// The tiled kernel on `params` (one sequence per thread's lane; x and/or final states).
+// The tiled kernel on `shape` (x or dL/db, and/or final states; the backward pass's other
+// outputs are in its source).
 template <class Source, class T>
 [[nodiscard]] cudaError_t dispatch_tiled_columns(void* d_temp, std::size_t& temp_bytes,
                                                  const column_params<Source, T>& shape, cudaStream_t stream) {
   using V = linrec_state_t<T>;
-  constexpr int R = tiled_rows<T>;
+  constexpr int R = tiled_rows<Source, T>;
   tiled_column_params<Source, T> params{};
   static_cast<column_params<Source, T>&>(params) = shape;
   params.groups = detail::ceil_div<std::int64_t>(shape.batch, 32);
@@ -2630,10 +2720,17 @@ template <class Source, class T>
   const std::size_t aggregate_bytes = static_cast<std::size_t>(slots) * column_slots<affine_map<V>>::words * 8;
   const std::size_t reset = 256 + inclusive_bytes + aggregate_bytes;
   if (const auto answer = detail::temp_storage_query(d_temp, temp_bytes, 256 + reset)) return *answer;
-  if (shape.batch == 0 || shape.length == 0) {
-    if (shape.final_x == nullptr || shape.batch == 0) return cudaSuccess;
-    return detail::launch(linrec_initial_states_kernel<T>, column_grid(shape.batch), column_threads, 0, stream,
-                          shape.final_x, shape.x0s, shape.x0, shape.batch);
+  if (shape.batch == 0) return cudaSuccess;
+  if (shape.length == 0) {
+    if constexpr (Source::gradient) {
+      return shape.src.grad_x0 != nullptr ? cudaMemsetAsync(shape.src.grad_x0, 0,
+                                                            static_cast<std::size_t>(shape.batch) * sizeof(T), stream)
+                                          : cudaSuccess;
+    } else {
+      if (shape.final_x == nullptr) return cudaSuccess;
+      return detail::launch(linrec_initial_states_kernel<T>, column_grid(shape.batch), column_threads, 0, stream,
+                            shape.final_x, shape.x0s, shape.x0, shape.batch);
+    }
   }
   auto* base = reinterpret_cast<unsigned char*>(detail::align_up(reinterpret_cast<std::uintptr_t>(d_temp)));
   params.ticket = reinterpret_cast<unsigned long long*>(base);
@@ -2645,9 +2742,9 @@ template <class Source, class T>
 }
 
 // Whether a batch fits the tiled kernel's grid (one block per tile).
-template <class T>
+template <class Source, class T>
 [[nodiscard]] inline bool tiled_columns_fit(std::int64_t batch, std::int64_t length) {
-  const std::int64_t rows = tiled_warps * tiled_rows<T>;
+  const std::int64_t rows = tiled_warps * tiled_rows<Source, T>;
   return detail::ceil_div<std::int64_t>(length, rows) * detail::ceil_div<std::int64_t>(batch, 32) <= INT_MAX;
 }
 
@@ -2673,7 +2770,7 @@ template <class Policy, class Source, class T>
   const bool tiled = options.columns == column_path::tiled ||
                      (options.columns == column_path::automatic && options.segments == 0 && segments > 1 &&
                       batch >= tiled_min_sequences && d_x != nullptr && sizeof(T) >= 4);
-  if (tiled && tiled_columns_fit<T>(batch, length)) {
+  if (tiled && tiled_columns_fit<Source, T>(batch, length)) {
     return dispatch_tiled_columns(d_temp, temp_bytes,
                                   column_params<Source, T>{make_column_shape(batch, length, channels, 1, d_x0s, x0),
                                                            src, d_x, d_final},
@@ -2795,6 +2892,18 @@ template <class Policy, class T>
   if (!multiply_fits(batch, length)) return cudaErrorInvalidValue;
   if (channels == 0) channels = batch;
   const std::int64_t segments = column_segments(batch, length, options.segments);
+  // The tiled kernel where the walk would need segments (two reads of a and dL/dx), as for
+  // the solve (dispatch_columns).
+  const bool tiled = options.columns == column_path::tiled ||
+                     (options.columns == column_path::automatic && options.segments == 0 && segments > 1 &&
+                      batch >= tiled_min_sequences && sizeof(T) >= 4);
+  if (tiled && tiled_columns_fit<gradient_source<T>, T>(batch, length)) {
+    return dispatch_tiled_columns(
+        d_temp, temp_bytes,
+        column_params<gradient_source<T>, T>{make_column_shape(batch, length, channels, 1, d_x0s, x0), src, d_grad_b,
+                                             nullptr},
+        stream);
+  }
   const column_gradient_params<T> params{make_column_shape(batch, length, channels, segments, d_x0s, x0), src,
                                          d_grad_b};
   if (segments == 1) {
