@@ -120,6 +120,10 @@ void check_all_directions(const host_problem<T>& h, const sequence_layout& layou
 
 // ---- channels-last [batch, length, channels] ----
 
+struct btc {
+  std::int64_t b, t, c;
+};
+
 template <class T>
 void channels_last_case(std::int64_t batch, std::int64_t length, std::int64_t channels, a_kind kind,
                         std::uint64_t seed, bool per_sequence_x0 = true) {
@@ -148,9 +152,6 @@ template <class T>
 void channels_last_test() {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
-  struct btc {
-    std::int64_t b, t, c;
-  };
   const std::int64_t tile = tile_of<T>();
   for (const btc s : {btc{3, 257, 5}, btc{4, 1000, 33}, btc{1, 700, 7}, btc{2, 3 * tile + 5, 3}, btc{6, 40, 1},
                       btc{5, 1, 9}, btc{3, 0, 4}, btc{0, 10, 4}, btc{2, 2, 2}, btc{2, 3, (1 << 16) + 3},
@@ -247,9 +248,6 @@ template <class T>
 void channels_last_tiled_test() {
   const std::uint64_t seed = test_seed();
   SCOPED_TRACE(seed_trace(seed));
-  struct btc {
-    std::int64_t b, t, c;
-  };
   const std::int64_t rows = ld::tiled_warps * ld::tiled_rows<ld::ab_source<T>, T>;
   ld::linrec_options options;
   options.columns = ld::column_path::tiled;

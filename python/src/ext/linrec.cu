@@ -7,18 +7,21 @@
 namespace scanlab_py {
 namespace {
 
+// The batch layout of a row-major or interleaved shape.
+scanlab::batch_layout batch_layout_of(const recurrence_shape& shape) {
+  return shape.layout == recurrence_layout::row_major ? scanlab::batch_layout::row_major
+                                                      : scanlab::batch_layout::interleaved;
+}
+
 // One solve of `src` on `shape`: the general entry point of each shape.
 template <class T, class Source>
 cudaError_t solve_on(const Source& src, T* x, T* final_states, const T* x0s, T x0, const recurrence_shape& shape,
                      void* d_temp, std::size_t& temp_bytes, cudaStream_t stream) {
   switch (shape.layout) {
     case recurrence_layout::row_major:
-    case recurrence_layout::interleaved: {
-      const auto layout = shape.layout == recurrence_layout::row_major ? scanlab::batch_layout::row_major
-                                                                       : scanlab::batch_layout::interleaved;
+    case recurrence_layout::interleaved:
       return scanlab::solve_linear_recurrence(d_temp, temp_bytes, src, x, final_states, shape.batch, shape.length,
-                                              layout, x0s, x0, stream);
-    }
+                                              batch_layout_of(shape), x0s, x0, stream);
     case recurrence_layout::channels_last:
       return scanlab::solve_linear_recurrence(d_temp, temp_bytes, src, x, final_states,
                                               scanlab::linrec_channels_last{shape.batch, shape.length, shape.channels},
@@ -59,12 +62,10 @@ cudaError_t backward_typed(const void* d_a, const void* d_x, const void* d_grad_
   const T* x0s = static_cast<const T*>(d_x0s);
   switch (shape.layout) {
     case recurrence_layout::row_major:
-    case recurrence_layout::interleaved: {
-      const auto layout = shape.layout == recurrence_layout::row_major ? scanlab::batch_layout::row_major
-                                                                       : scanlab::batch_layout::interleaved;
+    case recurrence_layout::interleaved:
       return scanlab::linear_recurrence_backward_batched(d_temp, temp_bytes, a, x, grad_x, grad_a, grad_b, grad_x0,
-                                                         shape.batch, shape.length, layout, x0s, stream);
-    }
+                                                         shape.batch, shape.length, batch_layout_of(shape), x0s,
+                                                         stream);
     case recurrence_layout::channels_last:
       return scanlab::linear_recurrence_backward_channels_last(d_temp, temp_bytes, a, x, grad_x, grad_a, grad_b,
                                                                grad_x0, shape.batch, shape.length, shape.channels, x0s,

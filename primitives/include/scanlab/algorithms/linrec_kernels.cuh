@@ -2333,13 +2333,13 @@ template <class Policy, class SegmentSource, class Params, class T>
 //   a tile     `tiled_warps * R` consecutive time steps (in the walk's order) of 32
 //              consecutive sequences, lane = sequence: each warp load is one row of 32
 //              sequences (128 contiguous bytes for float when `channels` is a multiple of
-//              32). Warp w loads rows [w R, (w+1) R) of the tile and composes their maps
-//              (R = 64 bytes / sizeof(state)).
+//              32). Warp w copies rows [w R, (w+1) R) of the tile into shared memory and
+//              composes their maps (R: tiled_rows).
 //   the chain  tiles are claimed from a ticket counter, time-major (ticket = tile *
 //              groups + group), so the tile before a tile in time was handed out earlier.
 //              Lane l of warp 0 chains sequence l of its tile to the tile before it, as a
 //              decoupled look-back per sequence (below), and hands each warp the state
-//              entering its rows; every warp then solves its rows from registers.
+//              entering its rows; every warp then solves its rows from shared memory.
 //
 // The look-back of one sequence. Each tile publishes its INCLUSIVE state (the state after
 // it: apply(tile map, entering state)) and, only when its predecessor's was not yet there
@@ -2347,7 +2347,7 @@ template <class Policy, class SegmentSource, class Params, class T>
 // is the predecessor's inclusive state, or, when that is missing, the nearest inclusive
 // state among the `tiled_window` tiles before it with the aggregates of the tiles between
 // applied to it, one after another; until such a window is complete the lane reads it
-// again (tiled_window tiles: 8 float states, fewer of the larger types). The states are therefore always x0 with the tiles' maps applied one by one in
+// again. The states are therefore always x0 with the tiles' maps applied one by one in
 // order, never a regrouped composition of them: the same bits whichever tile's state a
 // look-back found, on every run (deterministic), without the windows of tile_state.cuh.
 // The tile's operands wait in shared memory (32 KB a block), not in registers, while warp
@@ -2367,9 +2367,9 @@ inline constexpr int tiled_threads = 32 * tiled_warps;
 // and 16-bit types, 3 (85) for the larger ones (their look-back holds more).
 template <class T>
 inline constexpr int tiled_min_blocks = sizeof(T) <= 4 ? 4 : 3;
-// Tiles a look-back reads at once: 8 float states (fewer of the larger types: registers).
+// Tiles a look-back reads at once: 4 (2 of the 16-byte states: registers).
 template <class V>
-inline constexpr int tiled_window = sizeof(V) <= 4 ? 4 : (sizeof(V) <= 8 ? 4 : 2);
+inline constexpr int tiled_window = sizeof(V) <= 8 ? 4 : 2;
 
 // One U per (tile, sequence) slot, its 32-bit pieces marked in 64-bit words.
 template <class U>
@@ -2704,6 +2704,22 @@ __global__ void __launch_bounds__(tiled_threads, tiled_min_blocks<T>)
 // round trip of its look-back), and a grid that fits.
 inline constexpr std::int64_t tiled_min_sequences = 1024;
 
+// The choice of dispatch_columns and dispatch_gradient_columns: the tiled kernel (one pass)
+// where the walk would need `segments` (two reads of the operands) and there are enough
+// sequences for its chains, 4- to 16-byte types (the 16-bit ones measured slower than the
+// walk on the H100: 34 % of memcpy against 47 %, primitives/docs/linrec.md); or forced by
+// the test hook. `wanted`: false keeps the walk (a solve of the final states alone: the
+// segmented walk skips its third pass, so it reads the operands once too).
+template <class Source, class T>
+[[nodiscard]] inline bool take_tiled(const linrec_options& options, std::int64_t segments, std::int64_t batch,
+                                     std::int64_t length, bool wanted) {
+  const bool tiled = options.columns == column_path::tiled ||
+                     (options.columns == column_path::automatic && options.segments == 0 && segments > 1 &&
+                      batch >= tiled_min_sequences && wanted && sizeof(T) >= 4);
+  const std::int64_t rows = tiled_warps * tiled_rows<Source, T>;
+  return tiled && detail::ceil_div<std::int64_t>(length, rows) * detail::ceil_div<std::int64_t>(batch, 32) <= INT_MAX;
+}
+
 // The tiled kernel on `shape` (x or dL/db, and/or final states; the backward pass's other
 // outputs are in its source).
 template <class Source, class T>
@@ -2741,13 +2757,6 @@ template <class Source, class T>
                         tiled_threads, 0, stream, params);
 }
 
-// Whether a batch fits the tiled kernel's grid (one block per tile).
-template <class Source, class T>
-[[nodiscard]] inline bool tiled_columns_fit(std::int64_t batch, std::int64_t length) {
-  const std::int64_t rows = tiled_warps * tiled_rows<Source, T>;
-  return detail::ceil_div<std::int64_t>(length, rows) * detail::ceil_div<std::int64_t>(batch, 32) <= INT_MAX;
-}
-
 // `batch` sequences walked as columns: interleaved [length, batch] (channels == batch, or 0
 // for that), or channels-last [batch / channels, length, channels].
 template <class Policy, class Source, class T>
@@ -2762,15 +2771,7 @@ template <class Policy, class Source, class T>
     return dispatch_rows<Policy>(d_temp, temp_bytes, src, d_x, d_final, batch, length, d_x0s, x0, stream, options);
   }
   const std::int64_t segments = column_segments(batch, length, options.segments);
-  // The tiled kernel (one pass) where the walk would need segments (two reads of a and b)
-  // and there are enough sequences for its chains; forced by the test hook. Not by default
-  // for the final states alone (the segmented walk reads the operands once for those: its
-  // third pass is skipped), nor for the 16-bit types (measured slower than the walk on the
-  // H100: 34 % of memcpy against 47 %, primitives/docs/linrec.md).
-  const bool tiled = options.columns == column_path::tiled ||
-                     (options.columns == column_path::automatic && options.segments == 0 && segments > 1 &&
-                      batch >= tiled_min_sequences && d_x != nullptr && sizeof(T) >= 4);
-  if (tiled && tiled_columns_fit<Source, T>(batch, length)) {
+  if (take_tiled<Source, T>(options, segments, batch, length, d_x != nullptr)) {
     return dispatch_tiled_columns(d_temp, temp_bytes,
                                   column_params<Source, T>{make_column_shape(batch, length, channels, 1, d_x0s, x0),
                                                            src, d_x, d_final},
@@ -2892,12 +2893,7 @@ template <class Policy, class T>
   if (!multiply_fits(batch, length)) return cudaErrorInvalidValue;
   if (channels == 0) channels = batch;
   const std::int64_t segments = column_segments(batch, length, options.segments);
-  // The tiled kernel where the walk would need segments (two reads of a and dL/dx), as for
-  // the solve (dispatch_columns).
-  const bool tiled = options.columns == column_path::tiled ||
-                     (options.columns == column_path::automatic && options.segments == 0 && segments > 1 &&
-                      batch >= tiled_min_sequences && sizeof(T) >= 4);
-  if (tiled && tiled_columns_fit<gradient_source<T>, T>(batch, length)) {
+  if (take_tiled<gradient_source<T>, T>(options, segments, batch, length, true)) {
     return dispatch_tiled_columns(
         d_temp, temp_bytes,
         column_params<gradient_source<T>, T>{make_column_shape(batch, length, channels, 1, d_x0s, x0), src, d_grad_b,
