@@ -1,9 +1,53 @@
-// scanlab-linrec, GPU side for bfloat16 (__nv_bfloat16): scanlab and CUB, no tuning variants.
-// Not yet run from the app on a GPU (the library's test_linrec_bfloat16 passes on the H100).
+// scanlab-linrec, GPU side for bfloat16 (__nv_bfloat16): scanlab and CUB, and, in a build
+// configured with -DSCANLAB_LINREC_TUNE=ON, the 16-bit tile shapes that --bench --tune times
+// (primitives/docs/linrec.md, "16-bit tiles"; float16 takes the same shapes).
 #include "linrec/linrec_gpu_impl.cuh"
+
+#include <scanlab/arch.cuh>
+
+#include <tuple>
+#include <type_traits>
 
 namespace scanlab::linrec_app {
 
-gpu_report run_gpu_bf16(const gpu_request& request) { return run_typed<__nv_bfloat16>(request); }
+#if SCANLAB_LINREC_TUNE
+namespace {
+// Hopper shapes only (the others run the default table's row), as float32's variants.
+template <class Policy, class Default>
+struct hopper_variant {
+  template <int Family>
+  struct at {
+    using type = std::conditional_t<Family == 90 || Family == 100, Policy, arch::policy_for<Default, Family>>;
+  };
+};
+using bf16 = __nv_bfloat16;
+template <class Policy>
+using solve_variant = hopper_variant<Policy, default_linrec_policy<bf16>>;
+template <class Policy>
+using gradient_variant = hopper_variant<Policy, default_linrec_gradient_policy<bf16>>;
+// threads, items per thread, resident blocks per SM, prefetch. The look-back kernel's
+// defaults count float states (512 x 16: 32 bytes of each array per thread), the rows
+// kernel's count storage (256 x 32, the backward pass 512 x 16); these are the shapes
+// measured against them (primitives/docs/linrec.md, "16-bit tiles"). A variant's shape
+// serves whichever kernel the input takes (the rows kernel where its tile holds whole rows).
+using variant_512x32_1p = solve_variant<linrec_policy<512, 32, 1, true>>;  // float's bytes: spills
+using variant_256x16_2 = solve_variant<linrec_policy<256, 16, 2, false>>;  // the rows kernel's before
+using variant_256x32_2p = solve_variant<linrec_policy<256, 32, 2, true>>;
+using variant_512x32_1 = solve_variant<linrec_policy<512, 32, 1, false>>;
+using gradient_variants =
+    std::tuple<gradient_variant<linrec_detail::linrec_buffers_policy<512, 32, 1, 2, 1>>,  // float's bytes: spills
+               gradient_variant<linrec_policy<512, 8, 1, true>>,                          // rows, before
+               gradient_variant<linrec_detail::linrec_buffers_policy<256, 32, 2, 2, 1>>>;
+}  // namespace
+#endif
+
+gpu_report run_gpu_bf16(const gpu_request& request) {
+#if SCANLAB_LINREC_TUNE
+  return run_typed<__nv_bfloat16, gradient_variants, variant_512x32_1p, variant_256x16_2, variant_256x32_2p,
+                   variant_512x32_1>(request);
+#else
+  return run_typed<__nv_bfloat16>(request);
+#endif
+}
 
 }  // namespace scanlab::linrec_app

@@ -14,9 +14,9 @@
 //             transform output iterator (linrec_cub.cuh): the same 12 bytes per float element;
 //             --reverse: the maps read from each sequence's end; --backward: the reverse scan
 //             of (a[i+1], dL/dx[i]) with the gradients written by a tabulate output iterator
-//   variants  (--bench --variants, float32 (a, b) row-major) scanlab's kernel in other tile
-//             shapes: the measurements behind linrec_tuning_sm90 (with --backward: the
-//             backward pass's shapes)
+//   variants  (--bench --variants, float32 and bfloat16 (a, b) row-major) scanlab's kernel in
+//             other tile shapes: the measurements behind the Hopper shapes (with --backward:
+//             the backward pass's shapes)
 #pragma once
 
 #include "linrec/linrec_cub.cuh"
@@ -299,8 +299,9 @@ class runner {
 
 }  // namespace detail_gpu
 
-// Variants: further linrec_policy types, timed with --variants (float32 (a, b) row-major
-// only): Variants for the solves, GradientVariants (a std::tuple of them) for the backward pass.
+// Variants: further linrec_policy types, timed with --variants ((a, b) row-major only; the
+// float32 and bfloat16 files name them): Variants for the solves, GradientVariants (a
+// std::tuple of them) for the backward pass.
 template <class T, class GradientVariants = std::tuple<>, class... Variants>
 gpu_report run_typed(const gpu_request& request) {
   if (request.batch < 1 && request.length > 0) throw std::logic_error("linrec: batch must be at least 1");

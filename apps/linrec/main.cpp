@@ -243,8 +243,9 @@ int main(int argc, char** argv) {
   parser.add_option("--grad-x0", grad_x0_file, "With --backward: write dL/dx0, one per sequence (shape [batch])");
   parser.add_option("--a-range", a_range_text, "Generated a: uniform in LO,HI")->capture_default_str();
   parser.add_flag("--tune", variants,
-                  "With --bench: also time the look-back kernel forced, and scanlab's tile-shape variants (float32, "
-                  "(a, b), row-major; the variants only in a build configured with -DSCANLAB_LINREC_TUNE=ON)");
+                  "With --bench: also time the look-back kernel forced, and scanlab's tile-shape variants (float32 "
+                  "and bfloat16, (a, b), row-major; the variants only in a build configured with "
+                  "-DSCANLAB_LINREC_TUNE=ON)");
   app.footer(
       "-o writes x as .npy (or .bin, .txt) in the inputs' shape and type. --n is the length of each generated "
       "sequence.\nElement types (--dtype for generated data; a file's own dtype otherwise): float32, float64, "

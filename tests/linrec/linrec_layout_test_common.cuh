@@ -349,6 +349,68 @@ void channels_last_tiled_test() {
   }
 }
 
+// NaN and Inf through the tiled kernel (forced): each stays in its own sequence and, forward,
+// stops at a reset; the chain carries them across tiles (the sequences span 4 tiles in time).
+template <class T>
+void channels_last_tiled_special_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const std::int64_t rows = ld::tiled_warps * ld::tiled_rows<ld::ab_source<T>, T>;
+  const std::int64_t batch = 2, length = 3 * rows + 5, channels = 40;
+  const sequence_layout layout = sequence_layout::channels_last(batch, length, channels);
+  const std::int64_t n = layout.elements();
+  const std::int64_t sequences = layout.sequences;
+  auto h = make_problem<T>(n, a_kind::contracting, seed + 23);
+  h.x0s = random_states<T>(sequences, seed + 29);
+  const auto at = [&](std::int64_t sequence, std::int64_t t) { return static_cast<std::size_t>(layout.at(sequence, t)); };
+  h.q[at(3, rows + 2)] = nan_value<T>();   // sequence 3: NaN from the second tile on ...
+  h.p[at(3, 2 * rows + 1)] = T(0);         // ... until this reset
+  h.p[at(47, 5)] = nan_value<T>();         // sequence 47: NaN in a, no reset after it
+  h.q[at(70, 2 * rows)] = inf_value<T>();  // sequence 70: Inf in b
+  h.x0s[12] = nan_value<T>();              // sequence 12: a NaN initial state
+  device_buffer<T> d_p(view(h.p)), d_q(view(h.q)), d_x0s(view(h.x0s)), d_x(n), d_final(sequences);
+  ld::linrec_options options;
+  options.columns = ld::column_path::tiled;
+  const auto ops = reference_operands(h);
+  for (const bool reverse : {false, true}) {
+    SCOPED_TRACE(reverse ? "reverse" : "forward");
+    std::size_t bytes = 0;
+    const auto call = [&](auto src, void* temp) {
+      return ld::dispatch_columns<policy<T>>(temp, bytes, src, d_x.data(), d_final.data(), sequences, length,
+                                             static_cast<const T*>(d_x0s.data()), T(0), nullptr, options, channels);
+    };
+    const auto solve = [&](void* temp) {
+      const T* p = d_p.data();
+      const T* q = d_q.data();
+      return reverse ? call(linrec_reverse(linrec_ab(p, q)), temp) : call(linrec_ab(p, q), temp);
+    };
+    SCANLAB_CHECK(solve(nullptr));
+    device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
+    d_x.fill_bytes(0xff);
+    d_final.fill_bytes(0xff);
+    SCANLAB_CHECK(solve(temp.data()));
+    SCANLAB_CHECK(cudaDeviceSynchronize());
+    const auto x = d_x.to_host();
+    const auto fin = d_final.to_host();
+    const auto rx = reference_check_layout(ops, layout, view(h.x0s), T(0), view(x), false, reverse);
+    EXPECT_TRUE(rx.pass()) << "x: " << describe(rx);
+    const auto rf = reference_check_layout(ops, layout, view(h.x0s), T(0), view(fin), true, reverse);
+    EXPECT_TRUE(rf.pass()) << "final states: " << describe(rf);
+    if (!reverse) {
+      EXPECT_TRUE(is_nan(x[at(3, 2 * rows)]));            // carried across a tile boundary
+      EXPECT_FALSE(is_nan(x[at(3, 2 * rows + 1)]));       // the reset stops it
+      EXPECT_TRUE(is_nan(x[at(47, length - 1)]));
+      EXPECT_TRUE(is_nan(x[at(12, rows)]));               // the NaN initial state, a tile later
+    } else {
+      EXPECT_TRUE(is_nan(x[at(3, 0)]));                   // reverse: toward the start
+    }
+    for (const std::int64_t clean : {std::int64_t{2}, std::int64_t{4}, std::int64_t{46}, std::int64_t{48},
+                                     std::int64_t{69}, std::int64_t{71}}) {
+      EXPECT_FALSE(is_nan(x[at(clean, reverse ? 0 : length - 1)])) << "sequence " << clean;
+    }
+  }
+}
+
 // ---- variable-length sequences (offsets) ----
 
 inline std::vector<std::int64_t> offsets_of(const std::vector<std::int64_t>& lengths) {
@@ -605,6 +667,7 @@ void layout_api_contract_test() {
   TEST_F(suite, ChannelsLast) { scanlab::test::linrec::channels_last_test<T>(); }                       \
   TEST_F(suite, ChannelsLastPathsFormsAndNaN) { scanlab::test::linrec::channels_last_paths_test<T>(); } \
   TEST_F(suite, ChannelsLastTiled) { scanlab::test::linrec::channels_last_tiled_test<T>(); }             \
+  TEST_F(suite, ChannelsLastTiledNaN) { scanlab::test::linrec::channels_last_tiled_special_test<T>(); } \
   TEST_F(suite, VarlenShapes) { scanlab::test::linrec::varlen_shapes_test<T>(); }                       \
   TEST_F(suite, VarlenManyShort) { scanlab::test::linrec::varlen_many_short_test<T>(); }                \
   TEST_F(suite, VarlenLaunchModes) { scanlab::test::linrec::varlen_modes_test<T>(); }                   \

@@ -690,6 +690,14 @@ TEST(linrec_types, StateTypesAndTileShapes) {
   EXPECT_EQ(ld::linrec_items<__half>(64), 16);
   EXPECT_EQ(ld::linrec_items<__nv_bfloat16>(64), 16);
   EXPECT_EQ(ld::linrec_items<__half>(16), 8);  // Turing: one word of 8 halves
+  // The rows kernel's count storage: the 16-bit types twice float's items.
+  EXPECT_EQ(ld::linrec_stored_items<float>(64), 16);
+  EXPECT_EQ(ld::linrec_stored_items<__nv_bfloat16>(64), 32);
+  EXPECT_EQ(ld::linrec_stored_items<__half>(32), 16);
+  EXPECT_EQ(ld::linrec_stored_items<__half>(8), 8);  // at least one word
+  EXPECT_EQ((ld::linrec_rows_shape<__nv_bfloat16, 90>::policy::items_per_thread), 32);
+  EXPECT_EQ((ld::linrec_rows_gradient_shape<__half, 90>::policy::items_per_thread), 16);
+  EXPECT_EQ((ld::linrec_shape<__nv_bfloat16, 90>::policy::items_per_thread), 16);
   EXPECT_EQ(ld::linrec_items<scanlab::complex<float>>(64), 8);
   EXPECT_EQ(ld::linrec_items<scanlab::complex<double>>(64), 4);
   EXPECT_EQ(ld::linrec_items<scanlab::complex<double>>(16), 1);

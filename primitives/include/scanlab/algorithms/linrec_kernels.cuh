@@ -392,12 +392,24 @@ struct linrec_buffers_policy {
 // Items per thread count states: `bytes` of the state type (16 floats, 8 doubles, 8
 // complex<float>), so the 16-bit types take float's 16 items (32 bytes of storage per
 // thread and array: their tiles take half float's shared memory), at least one 16-byte
-// word of storage.
+// word of storage. The look-back kernel holds a thread's items in registers while it
+// composes them: 32 bfloat16 items (64 bytes, float's bytes) spilled 244-476 bytes at 128
+// registers and ran at half the speed of 16 (H100, [4096, 65536]: 2.27 ms against 1.25).
 template <class S>
 constexpr int linrec_items(int bytes) {
   const int states = static_cast<int>(bytes / sizeof(linrec_state_t<S>));
   const int word = static_cast<int>(16 / sizeof(S));
   return states > word ? states : word;
+}
+// The rows kernel's shapes count storage (`bytes` of each array as stored: 32 bfloat16 in
+// 64 bytes), at least one 16-byte word: without the look-back a tile's bytes pay more than
+// its registers (H100, bfloat16 [12288, 4096]: 256 x 32, 0.167 ms against 0.179 for
+// 256 x 16; the backward pass 512 x 16, 0.259 ms against 0.327 for 512 x 8).
+template <class S>
+constexpr int linrec_stored_items(int bytes) {
+  const int stored = static_cast<int>(bytes / sizeof(S));
+  const int word = static_cast<int>(16 / sizeof(S));
+  return stored > word ? stored : word;
 }
 // A per-architecture table (scanlab/arch.cuh) of Shape<T, Family>::policy.
 template <template <class, int> class Shape, class T>
@@ -461,12 +473,12 @@ using default_linrec_gradient_policy = linrec_gradient_tuning<T>;
 // floats), the look-back kernel (dispatch_rows).
 template <class T, int Family>
 struct linrec_rows_shape {
-  using policy = std::conditional_t<Family >= 90 && Family < 120, linrec_policy<256, linrec_items<T>(64), 2, false>,
+  using policy = std::conditional_t<Family >= 90 && Family < 120, linrec_policy<256, linrec_stored_items<T>(64), 2, false>,
                                     typename linrec_shape<T, Family>::policy>;
 };
 template <class T, int Family>
 struct linrec_rows_gradient_shape {
-  using policy = std::conditional_t<Family >= 90 && Family < 120, linrec_policy<512, linrec_items<T>(32), 1, true>,
+  using policy = std::conditional_t<Family >= 90 && Family < 120, linrec_policy<512, linrec_stored_items<T>(32), 1, true>,
                                     typename linrec_gradient_shape<T, Family>::policy>;
 };
 template <class T>
@@ -2438,13 +2450,14 @@ __host__ __device__ constexpr int tiled_shift(int i) {
   }
 }
 
-// Rows of a tile per warp: 128 bytes of shared memory per thread for the operands (each a
-// 4-byte word for the 16-bit types): 16 rows of two float arrays, 8 of two doubles, 10 of
-// the backward pass's three float arrays.
+// Rows of a tile per warp: 128 bytes of shared memory per thread for the operands, as
+// stored: 16 rows of two float arrays, 8 of two doubles, 32 of two bfloat16 ones, 10 of the
+// backward pass's three float arrays. (A tile moves as many bytes whatever the type: the
+// 16-bit types staged one element per 4-byte word, half the bytes a tile, ran at 34 % of
+// memcpy where float ran at 95 %.)
 template <class Source, class T>
 inline constexpr int tiled_rows = [] {
-  constexpr int cell = sizeof(T) < 4 ? 4 : static_cast<int>(sizeof(T));
-  constexpr int rows = 128 / (tiled_operands<Source> * cell);
+  constexpr int rows = 128 / (tiled_operands<Source> * static_cast<int>(sizeof(T)));
   return rows < 2 ? 2 : rows;
 }();
 
@@ -2523,11 +2536,12 @@ __global__ void __launch_bounds__(tiled_threads, tiled_min_blocks<T>)
   constexpr int W = tiled_warps;
   const affine_then op;
   // The tile's operands, [operand][row of the warp][thread] (consecutive lanes, consecutive
-  // words: no bank conflicts), copied asynchronously: they wait here, not in registers,
-  // during the look-back. A 16-bit element travels in the aligned 4-byte word that holds it
-  // (which half: a bit of `high`), as in the single-pass agent's element_slot.
-  using cell = std::conditional_t<(sizeof(T) >= 4), T, std::uint32_t>;
-  __shared__ scan_detail::raw_slot<cell> rows[operands][R][tiled_threads];
+  // elements: no bank conflicts), copied asynchronously: they wait here, not in registers,
+  // during the look-back. 16-bit elements: cp.async copies 4 bytes at least, so an even
+  // lane copies the aligned word holding its element and its odd neighbour's where the two
+  // are adjacent in memory (`paired`); a lane whose element is not in such a word loads it
+  // itself (misaligned arrays, odd channel counts, the last sequence of a batch entry).
+  __shared__ alignas(16) scan_detail::raw_slot<T> rows[operands][R][tiled_threads];
   __shared__ scan_detail::raw_slot<M> warp_maps[W][32];
   __shared__ scan_detail::raw_slot<V> warp_states[W][32];
   __shared__ std::int64_t claimed;
@@ -2563,35 +2577,27 @@ __global__ void __launch_bounds__(tiled_threads, tiled_min_blocks<T>)
       return true;
     }
   };
-  std::uint32_t high[operands] = {};  // 16-bit: row u's element is the upper half of its word
+  // 16-bit: whether this lane's element and its pair's (lanes 2j, 2j + 1) are adjacent in
+  // memory, in every row (the step between rows is the same for both).
+  bool paired = false;
+  if constexpr (sizeof(T) < 4) {
+    const std::int64_t other = __shfl_xor_sync(0xffffffffu, origin, 1);
+    const bool other_live = __shfl_xor_sync(0xffffffffu, live, 1);
+    paired = live && other_live && other == origin + ((lane & 1) != 0 ? -1 : 1);
+  }
   {
-    const std::int64_t count = p.batch * p.length;  // elements of each array
-    // Element `at` of `array` into `to`: the aligned word holding a 16-bit one (at once, not
-    // asynchronously, where that word would reach past the array).
-    const auto copy = [&](cell* to, const T* array, std::int64_t at, std::uint32_t& upper_bits, int u) {
+    // Element `at` of `array` into `to`. 16-bit: an even lane of a pair whose word is aligned
+    // copies the word (both elements), its odd lane nothing; any other lane its own element.
+    const auto copy = [&](T* to, const T* array, std::int64_t at) {
       if constexpr (sizeof(T) >= 4) {
         copy_async(to, array + at, std::integral_constant<int, static_cast<int>(sizeof(T))>{});
       } else {
         const bool upper = reinterpret_cast<std::uintptr_t>(array + at) % 4 != 0;
-        upper_bits |= static_cast<std::uint32_t>(upper) << u;
-        if (upper ? at >= 1 : at + 1 < count) {
-          copy_async(to, array + at - (upper ? 1 : 0), std::integral_constant<int, 4>{});
+        if (paired && upper == ((lane & 1) != 0)) {
+          if (!upper) copy_async(to, array + at, std::integral_constant<int, 4>{});
         } else {
-          std::uint16_t bits;
-          std::memcpy(&bits, array + at, sizeof(bits));
-          *to = static_cast<std::uint32_t>(bits) << (upper ? 16 : 0);
+          *to = array[at];
         }
-      }
-    };
-    // A value written in place of an element before the first step or after the last (the
-    // backward pass: a = 0 after the last step, x0 before the first).
-    const auto put = [&](cell* to, T v) {
-      if constexpr (sizeof(T) >= 4) {
-        *to = v;
-      } else {
-        std::uint16_t bits;
-        std::memcpy(&bits, &v, sizeof(bits));
-        *to = bits;  // the lower half (its `high` bit stays 0)
       }
     };
     std::int64_t at = origin + first_step * p.channels;
@@ -2601,19 +2607,19 @@ __global__ void __launch_bounds__(tiled_threads, tiled_min_blocks<T>)
       if (u < rows_here) {
 #pragma unroll
         for (int i = 0; i < operands; ++i) {
-          cell* to = reinterpret_cast<cell*>(&rows[i][u][threadIdx.x]);
+          T* to = reinterpret_cast<T*>(&rows[i][u][threadIdx.x]);
           if constexpr (Source::gradient) {
             const int shift = tiled_shift<Source>(i);
             if (!wanted(i)) {
             } else if (shift == 0 || (t + shift >= 0 && t + shift < p.length)) {
-              copy(to, array_of(i), at + shift * p.channels, high[i], u);
+              copy(to, array_of(i), at + shift * p.channels);
             } else if (shift > 0) {
-              put(to, T(0));
+              *to = T(0);  // a after the last step
             } else {
-              put(to, p.x0s != nullptr ? p.x0s[k] : p.x0);
+              *to = p.x0s != nullptr ? p.x0s[k] : p.x0;  // x before the first
             }
           } else {
-            copy(to, array_of(i), at, high[i], u);
+            copy(to, array_of(i), at);
           }
         }
         at += step;
@@ -2623,18 +2629,9 @@ __global__ void __launch_bounds__(tiled_threads, tiled_min_blocks<T>)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");  // this thread's copies
 #endif
+    if constexpr (sizeof(T) < 4) __syncwarp();  // the pairs' words, copied by their even lanes
   }
-  const auto value = [&](int i, int u) -> V {
-    const cell c = rows[i][u][threadIdx.x].load();
-    if constexpr (sizeof(T) >= 4) {
-      return c;
-    } else {
-      const auto bits = static_cast<std::uint16_t>(c >> (((high[i] >> u) & 1u) * 16));
-      T v;
-      std::memcpy(&v, &bits, sizeof(v));
-      return widen(v);
-    }
-  };
+  const auto value = [&](int i, int u) -> V { return widen(rows[i][u][threadIdx.x].load()); };
   const auto map_of = [&](int u) {
     if constexpr (operands >= 2) {
       return p.src.map(value(0, u), value(1, u));
@@ -2706,16 +2703,15 @@ inline constexpr std::int64_t tiled_min_sequences = 1024;
 
 // The choice of dispatch_columns and dispatch_gradient_columns: the tiled kernel (one pass)
 // where the walk would need `segments` (two reads of the operands) and there are enough
-// sequences for its chains, 4- to 16-byte types (the 16-bit ones measured slower than the
-// walk on the H100: 34 % of memcpy against 47 %, primitives/docs/linrec.md); or forced by
-// the test hook. `wanted`: false keeps the walk (a solve of the final states alone: the
-// segmented walk skips its third pass, so it reads the operands once too).
+// sequences for its chains, every element type; or forced by the test hook. `wanted`: false
+// keeps the walk (a solve of the final states alone: the segmented walk skips its third
+// pass, so it reads the operands once too).
 template <class Source, class T>
 [[nodiscard]] inline bool take_tiled(const linrec_options& options, std::int64_t segments, std::int64_t batch,
                                      std::int64_t length, bool wanted) {
   const bool tiled = options.columns == column_path::tiled ||
                      (options.columns == column_path::automatic && options.segments == 0 && segments > 1 &&
-                      batch >= tiled_min_sequences && wanted && sizeof(T) >= 4);
+                      batch >= tiled_min_sequences && wanted);
   const std::int64_t rows = tiled_warps * tiled_rows<Source, T>;
   return tiled && detail::ceil_div<std::int64_t>(length, rows) * detail::ceil_div<std::int64_t>(batch, 32) <= INT_MAX;
 }
