@@ -395,11 +395,16 @@ struct linrec_buffers_policy {
 // word of storage. The look-back kernel holds a thread's items in registers while it
 // composes them: 32 bfloat16 items (64 bytes, float's bytes) spilled 244-476 bytes at 128
 // registers and ran at half the speed of 16 (H100, [4096, 65536]: 2.27 ms against 1.25).
+// `bytes` of each array in items of `unit` bytes, at least one 16-byte word of storage S.
+template <class S>
+constexpr int linrec_items_of(int bytes, int unit) {
+  const int items = bytes / unit;
+  const int word = static_cast<int>(16 / sizeof(S));
+  return items > word ? items : word;
+}
 template <class S>
 constexpr int linrec_items(int bytes) {
-  const int states = static_cast<int>(bytes / sizeof(linrec_state_t<S>));
-  const int word = static_cast<int>(16 / sizeof(S));
-  return states > word ? states : word;
+  return linrec_items_of<S>(bytes, static_cast<int>(sizeof(linrec_state_t<S>)));
 }
 // The rows kernel's shapes count storage (`bytes` of each array as stored: 32 bfloat16 in
 // 64 bytes), at least one 16-byte word: without the look-back a tile's bytes pay more than
@@ -407,9 +412,7 @@ constexpr int linrec_items(int bytes) {
 // 256 x 16; the backward pass 512 x 16, 0.259 ms against 0.327 for 512 x 8).
 template <class S>
 constexpr int linrec_stored_items(int bytes) {
-  const int stored = static_cast<int>(bytes / sizeof(S));
-  const int word = static_cast<int>(16 / sizeof(S));
-  return stored > word ? stored : word;
+  return linrec_items_of<S>(bytes, static_cast<int>(sizeof(S)));
 }
 // A per-architecture table (scanlab/arch.cuh) of Shape<T, Family>::policy.
 template <template <class, int> class Shape, class T>
