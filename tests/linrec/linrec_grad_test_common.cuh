@@ -42,6 +42,20 @@ std::int64_t gradient_rows_tile_of() {
   return items;
 }
 
+// Runs call(temp, bytes) as a library call is run: the size query, then the work in
+// temporary storage filled with garbage and with the outputs filled with NaN (anything left
+// unwritten fails), then waits for it.
+template <class Call, class... Outputs>
+void query_and_run(const Call& call, Outputs&... outputs) {
+  std::size_t bytes = 0;
+  SCANLAB_CHECK(call(nullptr, bytes));
+  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
+  temp.fill_bytes(0xa5);
+  (outputs.fill_bytes(0xff), ...);
+  SCANLAB_CHECK(call(temp.data(), bytes));
+  SCANLAB_CHECK(cudaDeviceSynchronize());
+}
+
 // ---- reverse ----
 
 // scanlab's reverse solve of the (a, b) form (x, or the final states x[0]) by the general entry point.
@@ -55,14 +69,12 @@ std::vector<T> run_reverse(const host_problem<T>& h, const shape& s, bool final_
   T* fin = final_only ? d_out.data() : nullptr;
   const auto src = linrec_reverse(linrec_ab(static_cast<const T*>(d_p.data()), static_cast<const T*>(d_q.data())));
   const T* x0s = h.x0s.empty() ? nullptr : d_x0s.data();
-  std::size_t bytes = 0;
-  SCANLAB_CHECK(solve_linear_recurrence(nullptr, bytes, src, x, fin, s.batch, s.length, s.layout, x0s, h.x0, nullptr,
-                                        options));
-  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-  d_out.fill_bytes(0xff);  // NaN: anything left unwritten fails
-  SCANLAB_CHECK(solve_linear_recurrence(temp.data(), bytes, src, x, fin, s.batch, s.length, s.layout, x0s, h.x0,
-                                        nullptr, options));
-  SCANLAB_CHECK(cudaDeviceSynchronize());
+  query_and_run(
+      [&](void* temp, std::size_t& bytes) {
+        return solve_linear_recurrence(temp, bytes, src, x, fin, s.batch, s.length, s.layout, x0s, h.x0, nullptr,
+                                       options);
+      },
+      d_out);
   return d_out.to_host();
 }
 
@@ -365,15 +377,7 @@ gradients<T> run_backward(const gradient_case<T>& c, bool want_a = true, bool wa
                                                          c.s.batch, c.s.length, c.s.layout,
                                                          c.h.x0s.empty() ? nullptr : d_x0s.data(), nullptr, options);
   };
-  std::size_t bytes = 0;
-  SCANLAB_CHECK(call(nullptr, bytes));
-  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-  temp.fill_bytes(0xa5);
-  d_ga.fill_bytes(0xff);
-  d_gb.fill_bytes(0xff);
-  d_gx0.fill_bytes(0xff);
-  SCANLAB_CHECK(call(temp.data(), bytes));
-  SCANLAB_CHECK(cudaDeviceSynchronize());
+  query_and_run(call, d_ga, d_gb, d_gx0);
   return {d_ga.to_host(), d_gb.to_host(), d_gx0.to_host()};
 }
 
@@ -694,6 +698,88 @@ void short_rows_reverse_backward_test() {
   }
 }
 
+// Long rows chained, reverse and backward (see chained_rows_test): forced on small batches
+// through the chain_min_batch hook, lengths of 2 and 3 tiles of each pass's rows shape and
+// one element more (the look-back kernel), with and without per-sequence states, against
+// the references; the same bits on a grid of one block and of two.
+template <class T>
+void chained_rows_reverse_backward_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const auto options = [](int max_blocks) { return ld::linrec_options{.max_blocks = max_blocks, .chain_min_batch = 1}; };
+  const auto reverse = [&](const host_problem<T>& h, const shape& s, bool final_only, int max_blocks) {
+    const std::int64_t n = s.batch * s.length;
+    device_buffer<T> d_p(view(h.p)), d_q(view(h.q)), d_x0s(view(h.x0s));
+    device_buffer<T> d_out(final_only ? s.batch : n);
+    T* x = final_only ? nullptr : d_out.data();
+    T* fin = final_only ? d_out.data() : nullptr;
+    const ld::reversed<ld::ab_source<T>> src{{d_p.data(), d_q.data()}};
+    const T* x0s = h.x0s.empty() ? nullptr : d_x0s.data();
+    query_and_run(
+        [&](void* temp, std::size_t& bytes) {
+          return ld::dispatch_rows<ld::default_linrec_policy<T>, ld::default_linrec_rows_policy<T>>(
+              temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr, options(max_blocks));
+        },
+        d_out);
+    return d_out.to_host();
+  };
+  const auto backward = [&](const gradient_case<T>& c, int max_blocks) {
+    const std::int64_t n = c.s.batch * c.s.length;
+    device_buffer<T> d_a(view(c.h.p)), d_x(view(c.x)), d_gx(view(c.grad_x)), d_x0s(view(c.h.x0s));
+    device_buffer<T> d_ga(n), d_gb(n), d_gx0(c.s.batch);
+    const ld::gradient_source<T> src{d_a.data(), d_gx.data(), d_x.data(), d_ga.data(), d_gx0.data()};
+    const T* x0s = c.h.x0s.empty() ? nullptr : d_x0s.data();
+    query_and_run(
+        [&](void* temp, std::size_t& bytes) {
+          return ld::dispatch_rows<ld::default_linrec_gradient_policy<T>, ld::default_linrec_rows_gradient_policy<T>>(
+              temp, bytes, src, d_gb.data(), static_cast<T*>(nullptr), c.s.batch, c.s.length, x0s, c.h.x0, nullptr,
+              options(max_blocks));
+        },
+        d_ga, d_gb, d_gx0);
+    return gradients<T>{d_ga.to_host(), d_gb.to_host(), d_gx0.to_host()};
+  };
+  const std::int64_t rows_tile = rows_tile_of<T>();
+  const std::int64_t gradient_rows_tile = gradient_rows_tile_of<T>();
+  for (std::int64_t tiles : {2, 3}) {
+    for (std::int64_t extra : {0, 1}) {
+      for (std::int64_t batch : {std::int64_t{1}, std::int64_t{2}, std::int64_t{7}}) {
+        for (bool per_sequence : {false, true}) {
+          const std::int64_t length = tiles * rows_tile + extra;
+          if (batch * length <= max_test_n()) {
+            SCOPED_TRACE("chained rows reverse: batch " + std::to_string(batch) + " x length " + std::to_string(length) +
+                         (per_sequence ? ", x0s" : ", x0"));
+            auto h = make_problem<T>(batch * length, a_kind::mixed, seed + static_cast<std::uint64_t>(batch * 37 + length));
+            if (per_sequence) h.x0s = random_states<T>(batch, seed + 13);
+            const shape s{.batch = batch, .length = length, .per_sequence_x0 = per_sequence};
+            const std::vector<T> x = reverse(h, s, false, 0);
+            const auto r = check_reverse(h, s, view(x), false);
+            note_errors<T>(r);
+            EXPECT_TRUE(r.pass()) << describe(r);
+            EXPECT_TRUE(same_bits(x, reverse(h, s, false, 1))) << "one block";
+            EXPECT_TRUE(same_bits(x, reverse(h, s, false, 2))) << "two blocks";
+            const auto rf = check_reverse(h, s, view(reverse(h, s, true, 0)), true);
+            EXPECT_TRUE(rf.pass()) << "final states: " << describe(rf);
+          }
+          const std::int64_t g_length = tiles * gradient_rows_tile + extra;
+          if (batch * g_length <= max_test_n()) {
+            SCOPED_TRACE("chained rows backward: batch " + std::to_string(batch) + " x length " +
+                         std::to_string(g_length) + (per_sequence ? ", x0s" : ", x0"));
+            const auto c = make_gradient_case<T>(shape{.batch = batch, .length = g_length}, a_kind::mixed, per_sequence,
+                                                 seed + static_cast<std::uint64_t>(batch * 59 + g_length));
+            const gradients<T> g = backward(c, 0);
+            const auto r = check_gradients(c, g);
+            EXPECT_TRUE(r.pass()) << describe(r);
+            const gradients<T> one = backward(c, 1);
+            EXPECT_TRUE(same_bits(g.a, one.a) && same_bits(g.b, one.b) && same_bits(g.x0, one.x0)) << "one block";
+            const gradients<T> two = backward(c, 2);
+            EXPECT_TRUE(same_bits(g.a, two.a) && same_bits(g.b, two.b) && same_bits(g.x0, two.x0)) << "two blocks";
+          }
+        }
+      }
+    }
+  }
+}
+
 // The same bits: twice, in every launch mode, with outputs left out, in place, misaligned.
 template <class T>
 void backward_determinism_and_memory_test() {
@@ -852,4 +938,5 @@ void gradient_large_test() {
   TEST_F(suite, BackwardDeterministicInPlaceMisaligned) { scanlab::test::linrec::backward_determinism_and_memory_test<T>(); } \
   TEST_F(suite, BackwardApiContract) { scanlab::test::linrec::backward_api_contract_test<T>(); }           \
   TEST_F(suite, ShortRowsReverseAndBackward) { scanlab::test::linrec::short_rows_reverse_backward_test<T>(); } \
+  TEST_F(suite, ChainedRowsReverseAndBackward) { scanlab::test::linrec::chained_rows_reverse_backward_test<T>(); } \
   TEST_F(suite, ErrorSummary) { scanlab::test::linrec::print_error_summary<T>(#suite); }

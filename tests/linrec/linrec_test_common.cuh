@@ -753,6 +753,71 @@ void short_rows_special_values_test() {
   }
 }
 
+// Long rows chained (ld::chained_rows: a block takes whole sequences of whole tiles and
+// carries the state from tile to tile), forced on small batches through the
+// chain_min_batch hook: lengths of 2 and 3 rows tiles, and one element more (not whole
+// tiles: the look-back kernel), with and without per-sequence states, x and final states
+// against the reference; the same bits on a grid of one block (every sequence in turn
+// through one chain) and of two. A NaN in one sequence's first tile is carried through its
+// later tiles and does not reach the next sequence the block takes.
+template <class T>
+void chained_rows_test() {
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const std::int64_t rows_tile = rows_tile_of<T>();
+  const ld::linrec_options chain{.chain_min_batch = 1};
+  const ld::linrec_options one_block{.max_blocks = 1, .chain_min_batch = 1};
+  const ld::linrec_options two_blocks{.max_blocks = 2, .chain_min_batch = 1};
+  for (std::int64_t length : {2 * rows_tile, 3 * rows_tile, 3 * rows_tile + 1}) {
+    for (std::int64_t batch : {std::int64_t{1}, std::int64_t{2}, std::int64_t{7}}) {
+      if (batch * length > max_test_n()) continue;
+      for (bool per_sequence : {false, true}) {
+        SCOPED_TRACE("chained rows: batch " + std::to_string(batch) + " x length " + std::to_string(length) +
+                     (per_sequence ? ", x0s" : ", x0"));
+        auto h = make_problem<T>(batch * length, a_kind::mixed, seed + static_cast<std::uint64_t>(batch * 31 + length));
+        if (per_sequence) h.x0s = random_states<T>(batch, seed + 11);
+        const shape s{.batch = batch, .length = length, .per_sequence_x0 = per_sequence};
+        check_ab(h, s, chain, false);
+        device_buffer<T> d_p(view(h.p));
+        device_buffer<T> d_q(view(h.q));
+        const ld::ab_source<T> src{d_p.data(), d_q.data()};
+        const std::vector<T> x = run_scanlab(src, h, s, false, chain);
+        EXPECT_EQ(0, std::memcmp(x.data(), run_scanlab(src, h, s, false, one_block).data(), x.size() * sizeof(T)))
+            << "one block";
+        EXPECT_EQ(0, std::memcmp(x.data(), run_scanlab(src, h, s, false, two_blocks).data(), x.size() * sizeof(T)))
+            << "two blocks";
+        const std::vector<T> fin = run_scanlab(src, h, s, true, chain);
+        const auto r = reference_check(reference_operands(h), batch, length, false, view(h.x0s), h.x0, view(fin), true);
+        note_errors<T>(r);
+        EXPECT_TRUE(r.pass()) << "final states: " << describe(r);
+      }
+    }
+  }
+  {
+    const std::int64_t batch = 3, length = 3 * rows_tile;
+    auto h = make_problem<T>(batch * length, a_kind::contracting, seed + 71);
+    const auto at = [&](std::int64_t k, std::int64_t t) { return static_cast<std::size_t>(k * length + t); };
+    h.q[at(0, 5)] = nan_value<T>();
+    for (std::int64_t t = 0; t < length; ++t) h.p[at(0, t)] = make_value<T>(0.999);  // no underflow to a reset
+    const shape s{.batch = batch, .length = length};
+    device_buffer<T> d_p(view(h.p));
+    device_buffer<T> d_q(view(h.q));
+    const auto x = run_scanlab(ld::ab_source<T>{d_p.data(), d_q.data()}, h, s, false, one_block);
+    EXPECT_FALSE(is_nan(x[at(0, 4)]));
+    EXPECT_TRUE(is_nan(x[at(0, 5)]));
+    EXPECT_TRUE(is_nan(x[at(0, rows_tile + 3)])) << "carried into the next tile";
+    EXPECT_TRUE(is_nan(x[at(0, length - 1)]));
+    for (std::int64_t k = 1; k < batch; ++k) {
+      for (std::int64_t t = 0; t < length; ++t) {
+        if (is_nan(x[at(k, t)])) {
+          ADD_FAILURE() << "NaN in sequence " << k << " at " << t;
+          return;
+        }
+      }
+    }
+  }
+}
+
 // *Large*: 2^28 elements as one sequence, 2^16 sequences of 2^12, 16 of 2^24 (both layouts).
 template <class T>
 void large_test() {
@@ -795,4 +860,5 @@ void large_test() {
   TEST_F(suite, ApiContract) { scanlab::test::linrec::api_contract_test<T>(); }                         \
   TEST_F(suite, ShortRows) { scanlab::test::linrec::short_rows_test<T>(); }                               \
   TEST_F(suite, ShortRowsNanAndInf) { scanlab::test::linrec::short_rows_special_values_test<T>(); }       \
+  TEST_F(suite, ChainedRows) { scanlab::test::linrec::chained_rows_test<T>(); }                           \
   TEST_F(suite, ErrorSummary) { scanlab::test::linrec::print_error_summary<T>(#suite); }

@@ -501,6 +501,7 @@ struct linrec_options {
   int max_blocks = 0;             // 0: as many as are resident
   std::int64_t segments = 0;      // interleaved: 0 = automatic (walk path)
   column_path columns = column_path::automatic;  // interleaved / channels-last: which kernel
+  std::int64_t chain_min_batch = 0;  // row-major: the fewest sequences chained (0: chain_min_batch)
 };
 
 // The tile states the single-pass kernel publishes for storage type S: maps of the state
@@ -756,6 +757,15 @@ struct linrec_agent {
   __device__ static void unpack(uint4 r, T* v) {
     if constexpr (std::is_same_v<S, T>) {
       std::memcpy(v, &r, sizeof(r));
+    } else if constexpr (std::is_same_v<S, __nv_bfloat16>) {
+      // A bfloat16 is a float's upper half: the lower element of each 4-byte word shifted
+      // up, the upper one masked in place (one instruction each, not an extract and a shift).
+      const unsigned words[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        v[2 * k] = __uint_as_float(words[k] << 16);
+        v[2 * k + 1] = __uint_as_float(words[k] & 0xffff0000u);
+      }
     } else {
       S w[C];
       std::memcpy(w, &r, sizeof(r));
@@ -1172,12 +1182,23 @@ struct linrec_agent {
     // The thread's items that exist: [lo, left) (forward: lo = 0; reverse: left = items).
     const int lo = reverse && !full ? first_existing(j0) : 0;
     const int left = full ? items : end_existing(j0);
+    // Two loops, not one with `full ||` in its test: ptxas made that a select per item and
+    // operand in every tile (4 instructions per element, H200 profile of the rows kernel).
+    if (full) {
 #pragma unroll
-    for (int c = 0; c < items; ++c) {
-      map_t m{T(1), T(0)};
-      if (full || ((!reverse || c >= lo) && c < left)) m = p.src.map(a[c], Source::arrays >= 2 ? b[c] : T(0));
-      a[c] = m.a;
-      b[c] = m.b;
+      for (int c = 0; c < items; ++c) {
+        const map_t m = p.src.map(a[c], Source::arrays >= 2 ? b[c] : T(0));
+        a[c] = m.a;
+        b[c] = m.b;
+      }
+    } else {
+#pragma unroll
+      for (int c = 0; c < items; ++c) {
+        map_t m{T(1), T(0)};
+        if ((!reverse || c >= lo) && c < left) m = p.src.map(a[c], Source::arrays >= 2 ? b[c] : T(0));
+        a[c] = m.a;
+        b[c] = m.b;
+      }
     }
     if constexpr (!maps_as_read && maps_in_tile) {
       if constexpr (reverse) {
@@ -1403,50 +1424,75 @@ struct linrec_agent {
     uint4* const wb = &s.b[buf][owner() * W];
     // 16-bit tiles hold the operands as stored: the maps are formed again here and each
     // sequence start sets the state to its initial state (the same bits as the start map
-    // (0, f(x0)) the scan composed: f applied to x0).
-    [[maybe_unused]] sequence_marks starts;
+    // (0, f(x0)) the scan composed: f applied to x0). Where the starts among the thread's
+    // items (`start_bits`, bit k: item k in scan order) share one initial state (`one_x0`:
+    // no x0s, or at most one start), it is read before the loop and each item's start is a
+    // select; a branch and a search per item cost 8 instructions per element (H200 profile).
+    std::uint32_t start_bits = 0;
+    [[maybe_unused]] T start_x0 = p.x0;
+    bool one_x0 = true;
     [[maybe_unused]] std::int64_t j0 = 0;
-    [[maybe_unused]] int left = items;  // the thread's items that exist: [0, left) (forward)
     if constexpr (!maps_in_tile) {
+      static_assert(items <= 32, "one bit per item");
       if constexpr (by_offsets) {
-        starts = offset_marks(tile, sequence_parked);  // the walk of the offsets, as the scan did
+        start_bits = offset_marks(tile, sequence_parked).start_mask;  // the walk of the offsets, as the scan did
+        one_x0 = p.x0s == nullptr || __popc(start_bits) <= 1;
+        if (p.x0s != nullptr && start_bits != 0 && one_x0) start_x0 = initial_state(sequence_at(tile, __ffs(start_bits) - 1));
       } else {
-        starts = find_marks(tile);
+        const sequence_marks starts = find_marks(tile);
+        j0 = first_position(tile);
+        // the thread's items that exist: [0, left) (forward)
+        const int left = is_full(tile) ? items : end_existing(j0);
+        const std::uint32_t existing = left >= 32 ? ~0u : (1u << left) - 1u;
+        if (starts.start >= 0 && starts.start < left) {
+          start_bits = 1u << starts.start;
+          start_x0 = marked_state(buf, tile, j0 + starts.start);
+        }
+        const std::uint32_t short_starts = starts.start_mask & existing;  // sequences shorter than `items`
+        start_bits |= short_starts;
+        one_x0 = p.x0s == nullptr || short_starts == 0;
       }
-      j0 = first_position(tile);
-      if (!is_full(tile)) left = end_existing(j0);
     }
     T x[items];  // scan order
+    const auto solve = [&](auto shared_x0) {
 #pragma unroll
-    for (int jj = 0; jj < W; ++jj) {
-      const int j = reverse ? W - 1 - jj : jj;  // the thread's words in scan order
-      T a[C], b[C];
-      unpack(wa[j ^ swizzle], a);
-      if constexpr (maps_in_tile || Source::arrays == 2) unpack(wb[j ^ swizzle], b);
-      if constexpr (!maps_in_tile) {
-#pragma unroll
-        for (int c = 0; c < C; ++c) {
-          const map_t m = p.src.map(a[c], Source::arrays == 2 ? b[c] : T(0));
-          a[c] = m.a;
-          b[c] = m.b;
-        }
-      }
-#pragma unroll
-      for (int cc = 0; cc < C; ++cc) {
-        const int c = reverse ? C - 1 - cc : cc;
+      for (int jj = 0; jj < W; ++jj) {
+        const int j = reverse ? W - 1 - jj : jj;  // the thread's words in scan order
+        T a[C], b[C];
+        unpack(wa[j ^ swizzle], a);
+        if constexpr (maps_in_tile || Source::arrays == 2) unpack(wb[j ^ swizzle], b);
         if constexpr (!maps_in_tile) {
-          const int k = jj * C + cc;  // scan order
-          if constexpr (by_offsets) {
-            if ((starts.start_mask >> k) & 1u) state = initial_state(sequence_at(tile, k));
-          } else if (k == starts.start && k < left) {
-            state = marked_state(buf, tile, j0 + k);
-          } else if (((starts.start_mask >> k) & 1u) && k < left) {
-            state = initial_state(sequence_of(j0 + k));
+#pragma unroll
+          for (int c = 0; c < C; ++c) {
+            const map_t m = p.src.map(a[c], Source::arrays == 2 ? b[c] : T(0));
+            a[c] = m.a;
+            b[c] = m.b;
           }
         }
-        state = a[c] == T(0) ? b[c] : fused(a[c], state, b[c]);  // apply(), the reset rule
-        x[jj * C + cc] = state;
+#pragma unroll
+        for (int cc = 0; cc < C; ++cc) {
+          const int c = reverse ? C - 1 - cc : cc;
+          if constexpr (!maps_in_tile) {
+            const int k = jj * C + cc;  // scan order
+            if ((start_bits >> k) & 1u) {
+              if constexpr (decltype(shared_x0)::value) {
+                state = start_x0;
+              } else if constexpr (by_offsets) {
+                state = initial_state(sequence_at(tile, k));
+              } else {
+                state = initial_state(sequence_of(j0 + k));
+              }
+            }
+          }
+          state = a[c] == T(0) ? b[c] : fused(a[c], state, b[c]);  // apply(), the reset rule
+          x[jj * C + cc] = state;
+        }
       }
+    };
+    if (one_x0) {
+      solve(std::true_type{});
+    } else {
+      solve(std::false_type{});
     }
     if (p.final_x != nullptr) write_final_states(tile, x);
     if (p.x == nullptr) {
@@ -1754,7 +1800,7 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
   device::single_pass<agent_t>(agent, params.schedule, storage.engine).run();
 }
 
-// ---- short rows: tiles of whole sequences, no look-back ----
+// ---- row-major batches without look-back: short rows, and long rows chained ----
 //
 // A row-major batch whose sequences tile the tiles exactly (tile_items a multiple of the
 // length: every tile starts with a sequence start and ends with a sequence end), or that
@@ -1773,32 +1819,70 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
 // that begins with a reset is a constant map that the reset discards; the same groupings
 // inside a tile). The default shapes differ (linrec_rows_shape), so a forced launch mode
 // (the look-back kernel, its own shape) may round differently; each is deterministic.
+//
+// Long rows CHAINED: where the length is a multiple of the tile (`per` tiles a sequence)
+// and the batch gives every block many sequences (chained_rows), block b takes sequences
+// b, b + G, ... whole, their tiles in scan order, and carries the state from one tile to
+// the next: the state leaving a tile is its aggregate applied to the state entering it
+// (every thread holds the aggregate after the block scan), the entering state of the
+// next (its prefix: the constant map of that state). The chain adds one map application
+// per tile to the critical path, against the look-back's wait for a predecessor's
+// aggregate published by another block; the sequences' first tiles start with a reset.
 template <class Tuning, class Source, class T>
 __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
                                   arch::active_policy<Tuning>::min_blocks_per_sm)
     linrec_rows_kernel(const __grid_constant__ linrec_params<Source, T> params) {
   using Policy = arch::active_policy<Tuning>;
   using agent_t = linrec_agent<Policy, Source, T>;
+  using map_t = affine_map<linrec_state_t<T>>;
   constexpr int B = Policy::buffers;
   extern __shared__ uint4 linrec_shared[];
   auto& storage = *reinterpret_cast<typename agent_t::temp_storage*>(linrec_shared);
   agent_t agent(params, storage);
   const std::int64_t num_tiles = params.schedule.num_tiles;
-  const std::int64_t stride = gridDim.x;
-  std::int64_t tile = blockIdx.x;
-  if (tile >= num_tiles) return;
-  agent.begin(tile, stride);  // steps 0 .. B - 2 into buffers 0 .. B - 2, L2 asked beyond
-  for (int step = 0; tile < num_tiles; ++step, tile += stride) {
+  const std::int64_t grid = gridDim.x;
+  // Tiles a sequence (chained), or 1: whole sequences per tile (the length divides the tile).
+  const std::int64_t per = params.length > Policy::tile_items ? params.length / Policy::tile_items : 1;
+  // The block's tiles in order: tile t of sequence blockIdx.x + k G (k = 0, 1, ...), t = 0 ..
+  // per - 1; with per = 1 the tiles blockIdx.x + step G. Cursors (the tile scanned, staged,
+  // asked of L2) move a step at a time: a 64-bit division is a subroutine of about 70
+  // instructions, three a step without them.
+  struct cursor {
+    std::int64_t sequence, t;
+  };
+  const auto cursor_at = [&](int step) { return cursor{blockIdx.x + (step / per) * grid, step % per}; };
+  const auto tile_of = [&](const cursor& c) { return c.sequence * per + c.t; };
+  const auto next = [&](cursor& c) {
+    if (++c.t == per) {
+      c.t = 0;
+      c.sequence += grid;
+    }
+  };
+  cursor now = cursor_at(0);
+  if (tile_of(now) >= num_tiles) return;
+  // Steps 0 .. B - 2 into buffers 0 .. B - 2, L2 asked beyond.
+#pragma unroll
+  for (int i = 0; i < B - 1; ++i) agent.stage(tile_of(cursor_at(i)), i);
+#pragma unroll
+  for (int k = 0; k < Policy::l2_ahead; ++k) agent.prefetch_l2(tile_of(cursor_at(B - 1 + k)));
+  cursor staged = cursor_at(B - 1);                     // the tile the step stages
+  cursor asked = cursor_at(B - 1 + Policy::l2_ahead);  // the tile the step asks L2 for
+  linrec_state_t<T> carry{};                             // the state leaving the block's previous tile
+  for (int step = 0;; ++step, next(now), next(staged), next(asked)) {
+    const std::int64_t tile = tile_of(now);
+    if (tile >= num_tiles) break;
     // Buffer (step - 1) % B was finished by its warps in the step before: it takes the tile
     // B - 1 steps ahead (a copy group is committed either way).
-    agent.stage(tile + (B - 1) * stride, (step + B - 1) % B);
-    if constexpr (Policy::l2_ahead > 0) agent.prefetch_l2(tile + (B - 1 + Policy::l2_ahead) * stride);
+    agent.stage(tile_of(staged), (step + B - 1) % B);
+    if constexpr (Policy::l2_ahead > 0) agent.prefetch_l2(tile_of(asked));
     agent.template take<B - 1>(tile, step % B);  // the B - 1 later groups may still be in flight
     agent.scan_tile(step % B, tile, step & 1);
-    device::retiring<affine_map<linrec_state_t<T>>, 1> r{};
+    device::retiring<map_t, 1> r{};
     r.tile = tile;
     r.step = step;
-    r.has_prefix = false;  // entering state 0: the tile's first scanned element is a reset
+    r.has_prefix = now.t != 0;  // a sequence's first tile starts with a reset
+    r.prefix[0] = map_t{linrec_state_t<T>(0), carry};
+    carry = apply(agent.aggregate, carry);  // the first tile's aggregate is a reset: carry's start is moot
     agent.retire_started(r);
   }
 }
@@ -1827,6 +1911,21 @@ template <class Policy>
 constexpr bool whole_rows_per_tile(std::int64_t batch, std::int64_t length, linrec_mode mode) {
   if (mode != linrec_mode::automatic || length <= 0) return false;
   return batch * length <= Policy::tile_items || (length <= Policy::tile_items && Policy::tile_items % length == 0);
+}
+
+// Long rows chained (linrec_rows_kernel) where the length is a multiple of the tile, longer
+// than one, and the batch has at least `min_batch` sequences (chain_min_batch by default):
+// enough for every block of today's GPUs (264 resident on an H100) to take about four,
+// so that a block's last round of sequences is a small part of its work (the look-back
+// kernel balances every tile). The rule depends on the shapes alone, not on the device's
+// size, so the same input takes the same path (and gives the same bits) on every GPU of an
+// architecture. Not where a launch mode is forced (tests and benchmarks of the engine).
+inline constexpr std::int64_t chain_min_batch = 1024;
+template <class Policy>
+constexpr bool chained_rows(std::int64_t batch, std::int64_t length, linrec_mode mode,
+                            std::int64_t min_batch = chain_min_batch) {
+  return mode == linrec_mode::automatic && length > Policy::tile_items && length % Policy::tile_items == 0 &&
+         batch >= min_batch;
 }
 
 // Temp storage of the single-pass kernel: [alignment slack][tile states], for every
@@ -1873,8 +1972,9 @@ linrec_params<Source, T> tile_params(const Source& src, T* d_x, T* d_final, std:
 }
 
 // The rows kernel with RowsTuning's shape on this device, if its tile takes whole rows
-// (whole_rows_per_tile): a regular grid of the resident blocks (at most max_blocks), no
-// temp storage. `taken`: whether it was launched.
+// (whole_rows_per_tile) or the rows are long enough to chain (chained_rows): a regular
+// grid of the resident blocks (at most max_blocks), no temp storage. `taken`: whether it
+// was launched.
 template <class RowsTuning, class Source, class T>
 [[nodiscard]] cudaError_t launch_rows(bool& taken, const Source& src, T* d_x, T* d_final, std::int64_t batch,
                                       std::int64_t length, const T* d_x0s, T x0, cudaStream_t stream,
@@ -1887,7 +1987,9 @@ template <class RowsTuning, class Source, class T>
   taken = false;
   return detail::with_policy<kernel, RowsTuning>([&](auto policy) -> cudaError_t {
     using Policy = typename decltype(policy)::type;
-    if (!whole_rows_per_tile<Policy>(batch, length, options.mode)) return cudaSuccess;
+    const bool whole = whole_rows_per_tile<Policy>(batch, length, options.mode);
+    const std::int64_t min_batch = options.chain_min_batch > 0 ? options.chain_min_batch : chain_min_batch;
+    if (!whole && !chained_rows<Policy>(batch, length, options.mode, min_batch)) return cudaSuccess;
     taken = true;
     constexpr std::size_t smem = linrec_agent<Policy, Source, T>::smem_bytes;
     const std::int64_t num_tiles = detail::ceil_div<std::int64_t>(batch * length, Policy::tile_items);
@@ -1897,7 +1999,9 @@ template <class RowsTuning, class Source, class T>
     bool cooperative = false;
     SCANLAB_TRY(detail::resident_grid<kernel>(Policy::block_threads, INT_MAX, capacity, cooperative, smem));
     if (options.max_blocks > 0 && options.max_blocks < capacity) capacity = options.max_blocks;
-    const std::int64_t grid = num_tiles < capacity ? num_tiles : capacity;
+    // Whole rows: a block a tile at a time; chained: a block a sequence at a time.
+    const std::int64_t units = whole ? num_tiles : batch;
+    const std::int64_t grid = units < capacity ? units : capacity;
     return detail::launch(kernel, static_cast<unsigned>(grid), Policy::block_threads, smem, stream, params);
   });
 }
