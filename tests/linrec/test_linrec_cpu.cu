@@ -427,6 +427,18 @@ TEST(linrec_public_api, PolicySizesAndInvalidOptions) {
   EXPECT_FALSE((ld::whole_rows_per_tile<ld::linrec_policy<512, 16, 1, true>>(12288, 4095, ld::linrec_mode::automatic)));
   EXPECT_FALSE((ld::whole_rows_per_tile<ld::linrec_policy<512, 16, 1, true>>(12288, 16384, ld::linrec_mode::automatic)));
   EXPECT_FALSE((ld::whole_rows_per_tile<ld::linrec_policy<512, 16, 1, true>>(12288, 4096, ld::linrec_mode::tickets)));
+  // Long rows chained: whole tiles (more than one) and at least chain_min_batch sequences,
+  // in automatic mode; the hook lowers the batch, nothing else.
+  using chain_shape = ld::linrec_policy<512, 16, 1, true>;  // 8192 items a tile
+  constexpr auto automatic = ld::linrec_mode::automatic;
+  EXPECT_TRUE((ld::chained_rows<chain_shape>(ld::chain_min_batch, 2 * 8192, automatic)));
+  EXPECT_TRUE((ld::chained_rows<chain_shape>(12288, 65536, automatic)));
+  EXPECT_FALSE((ld::chained_rows<chain_shape>(ld::chain_min_batch - 1, 65536, automatic)));
+  EXPECT_FALSE((ld::chained_rows<chain_shape>(12288, 8192, automatic)));       // one tile: whole rows
+  EXPECT_FALSE((ld::chained_rows<chain_shape>(12288, 3 * 8192 + 1, automatic)));  // not whole tiles
+  EXPECT_FALSE((ld::chained_rows<chain_shape>(12288, 65536, ld::linrec_mode::tickets)));
+  EXPECT_TRUE((ld::chained_rows<chain_shape>(1, 2 * 8192, automatic, 1)));
+  EXPECT_FALSE((ld::chained_rows<chain_shape>(1, 2 * 8192 + 8, automatic, 1)));
   // Length 8192: not a divisor of Hopper's rows tile (4096 floats): the look-back kernel
   // and its tile states, even though its own tile (8192) would take whole rows.
   using hopper_rows = ld::linrec_rows_shape<float, 90>::policy;
