@@ -3,28 +3,18 @@
 // (primitives/docs/linrec.md, "16-bit tiles"; float16 takes the same shapes).
 #include "linrec/linrec_gpu_impl.cuh"
 
-#include <scanlab/arch.cuh>
-
 #include <tuple>
-#include <type_traits>
 
 namespace scanlab::linrec_app {
 
 #if SCANLAB_LINREC_TUNE
 namespace {
-// Hopper shapes only (the others run the default table's row), as float32's variants.
-template <class Policy, class Default>
-struct hopper_variant {
-  template <int Family>
-  struct at {
-    using type = std::conditional_t<Family == 90 || Family == 100, Policy, arch::policy_for<Default, Family>>;
-  };
-};
+// Hopper shapes only (the others run the default table's row: detail_gpu::hopper_variant).
 using bf16 = __nv_bfloat16;
 template <class Policy>
-using solve_variant = hopper_variant<Policy, default_linrec_policy<bf16>>;
+using solve_variant = detail_gpu::hopper_variant<Policy, default_linrec_policy<bf16>>;
 template <class Policy>
-using gradient_variant = hopper_variant<Policy, default_linrec_gradient_policy<bf16>>;
+using gradient_variant = detail_gpu::hopper_variant<Policy, default_linrec_gradient_policy<bf16>>;
 // threads, items per thread, resident blocks per SM, prefetch. The look-back kernel's
 // defaults count float states (512 x 16: 32 bytes of each array per thread), the rows
 // kernel's count storage (256 x 32, the backward pass 512 x 16); these are the shapes

@@ -4,39 +4,28 @@
 // default, a developer's tool).
 #include "linrec/linrec_gpu_impl.cuh"
 
-#include <scanlab/arch.cuh>
-
 #include <tuple>
-#include <type_traits>
 
 namespace scanlab::linrec_app {
 
 namespace {
-// The variants were measured on the H100 and hold their tiles in up to ~200 KB of shared
-// memory: each runs on the families with Hopper's limits (90, 100); the others, whose
-// blocks hold 64-163 KB, run the default table's row (there every variant times the same
-// kernel).
-template <class Policy, class Default = default_linrec_policy<float>>
-struct hopper_variant {
-  template <int Family>
-  struct at {
-    using type = std::conditional_t<Family == 90 || Family == 100, Policy, arch::policy_for<Default, Family>>;
-  };
-};
+// The variants were measured on the H100 (Hopper shapes only: detail_gpu::hopper_variant).
+template <class Policy>
+using solve_variant = detail_gpu::hopper_variant<Policy, default_linrec_policy<float>>;
 // threads, items per thread, resident blocks per SM (__launch_bounds__), prefetch
-using variant_256x16_2p = hopper_variant<linrec_policy<256, 16, 2, true>>;
-using variant_512x8_2p = hopper_variant<linrec_policy<512, 8, 2, true>>;
-using variant_256x8_4p = hopper_variant<linrec_policy<256, 8, 4, true>>;
-using variant_256x16_2 = hopper_variant<linrec_policy<256, 16, 2, false>>;
+using variant_256x16_2p = solve_variant<linrec_policy<256, 16, 2, true>>;
+using variant_512x8_2p = solve_variant<linrec_policy<512, 8, 2, true>>;
+using variant_256x8_4p = solve_variant<linrec_policy<256, 8, 4, true>>;
+using variant_256x16_2 = solve_variant<linrec_policy<256, 16, 2, false>>;
 // Shapes for the rows kernel of short rows (no look-back: more resident blocks or warps
 // per SM overlap the per-tile chains): 256 x 16 in two buffers, 3/SM; 1024 x 8, 1/SM.
-using variant_256x16_3b2 = hopper_variant<linrec_detail::linrec_buffers_policy<256, 16, 3, 2, 1>>;
-using variant_1024x8_1p = hopper_variant<linrec_detail::linrec_buffers_policy<1024, 8, 1, 3, 1>>;
+using variant_256x16_3b2 = solve_variant<linrec_detail::linrec_buffers_policy<256, 16, 3, 2, 1>>;
+using variant_1024x8_1p = solve_variant<linrec_detail::linrec_buffers_policy<1024, 8, 1, 3, 1>>;
 // The backward pass (three arrays staged per tile; the default is 512 x 16, 1/SM, two
 // buffers, L2 one tile beyond the one copied in: 192 KB of tiles): the shapes measured
 // against it (primitives/docs/linrec.md).
 template <class Policy>
-using gradient_variant = hopper_variant<Policy, default_linrec_gradient_policy<float>>;
+using gradient_variant = detail_gpu::hopper_variant<Policy, default_linrec_gradient_policy<float>>;
 using gradient_variants =
     std::tuple<gradient_variant<linrec_detail::linrec_buffers_policy<512, 16, 1, 2, 2>>,
                gradient_variant<linrec_policy<512, 8, 1, true>>,

@@ -33,10 +33,11 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <tuple>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace scanlab::linrec_app {
@@ -51,6 +52,18 @@ std::string policy_name() {
          std::to_string(Policy::min_blocks_per_sm) + "/SM, " + std::to_string(Policy::buffers) + " buffers, L2 +" +
          std::to_string(Policy::l2_ahead);
 }
+
+// A tuning variant (--bench --tune): Policy on the families with Hopper's limits (90, 100:
+// the variants were measured on Hopper and hold their tiles in up to ~200 KB of shared
+// memory), Default's row of its table on the others (whose blocks hold 64-163 KB: there
+// every variant times the default kernel).
+template <class Policy, class Default>
+struct hopper_variant {
+  template <int Family>
+  struct at {
+    using type = std::conditional_t<Family == 90 || Family == 100, Policy, arch::policy_for<Default, Family>>;
+  };
+};
 
 // CUB's baseline covers one sequence and the row-major and interleaved batches.
 inline bool cub_applies(const gpu_request& r) { return r.channels == 0 && r.offsets.empty(); }
