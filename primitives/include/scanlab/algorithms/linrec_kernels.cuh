@@ -1821,7 +1821,7 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
 // (the look-back kernel, its own shape) may round differently; each is deterministic.
 //
 // Long rows CHAINED: where the length is a multiple of the tile (`per` tiles a sequence)
-// and the batch gives every block many sequences (chained_rows), block b takes sequences
+// and the batch has at least chain_min_batch sequences (chained_rows), block b takes sequences
 // b, b + G, ... whole, their tiles in scan order, and carries the state from one tile to
 // the next: the state leaving a tile is its aggregate applied to the state entering it
 // (every thread holds the aggregate after the block scan), the entering state of the
