@@ -424,6 +424,112 @@ def test_linear_recurrence_autograd_layouts_gradcheck(layout, shape, offsets):
                                     (a, b, x0))
 
 
+# ---- 16-bit storage: float16 and bfloat16, computed in float32 ----
+
+HALVES = ["float16", "bfloat16"]
+# A 16-bit result is the float32 solve rounded once: half an ulp relative (2^-11, 2^-8), with
+# twice that as slack for the float32 solve's own error.
+HALF_RTOL = {"float16": 2.0**-10, "bfloat16": 2.0**-7}
+
+
+def to_half(t: np.ndarray, dtype: str) -> "torch.Tensor":
+    """``t`` rounded to the 16-bit ``dtype``, on the GPU."""
+    return cuda(np.asarray(t, np.float32)).to(getattr(torch, dtype))
+
+
+def f64(t) -> np.ndarray:
+    """A tensor of any float dtype as float64 on the host (exact for the 16-bit types)."""
+    return t.float().cpu().numpy().astype(np.float64)
+
+
+def assert_half_close(got, want, dtype, roundings=1):
+    """``got`` (16-bit) within ``roundings`` 16-bit roundings (and slack) of ``want``."""
+    assert str(got.dtype) == f"torch.{dtype}"
+    want = np.asarray(want, np.float64)
+    scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+    np.testing.assert_allclose(f64(got), want, rtol=roundings * HALF_RTOL[dtype], atol=1e-3 * scale)
+
+
+@pytest.mark.parametrize("case", range(len(RECURRENCE_CASES)))
+@pytest.mark.parametrize("dtype", HALVES)
+@pytest.mark.parametrize("reverse", [False, True])
+def test_linear_recurrence_16_bit_storage(case, dtype, reverse):
+    a, b, layout, offsets, positions, states, rng = _recurrence_case(RECURRENCE_CASES[case], "float32", 100 + case)
+    ah, bh = to_half(a, dtype), to_half(b, dtype)
+    x0h = to_half(rng.standard_normal(states), dtype)
+    off = None if offsets is None else cuda(offsets)
+    x, final = scanlab.linear_recurrence(ah, bh, x0h, reverse=reverse, layout=layout, offsets=off, return_final=True)
+    # The reference solves the stored (rounded) inputs in float64.
+    want_x, want_final = linrec_positions_reference(f64(ah), f64(bh), f64(x0h).ravel(), positions, reverse)
+    assert tuple(final.shape) == states
+    assert_half_close(x, want_x, dtype)
+    assert_half_close(final.reshape(-1), want_final, dtype)
+    # A number x0 is rounded to the dtype first (0.1 is not a 16-bit number).
+    x_number = scanlab.linear_recurrence(ah, bh, 0.1, reverse=reverse, layout=layout, offsets=off)
+    x0_rounded = float(torch.tensor(0.1, dtype=getattr(torch, dtype)))
+    want_number, _ = linrec_positions_reference(f64(ah), f64(bh), np.full(len(positions), x0_rounded), positions,
+                                                reverse)
+    assert_half_close(x_number, want_number, dtype)
+
+
+@pytest.mark.parametrize("case", range(len(RECURRENCE_CASES)))
+@pytest.mark.parametrize("dtype", HALVES)
+def test_linear_recurrence_backward_16_bit_storage(case, dtype):
+    a, b, layout, offsets, positions, states, rng = _recurrence_case(RECURRENCE_CASES[case], "float32", 150 + case)
+    ah, bh = to_half(a, dtype), to_half(b, dtype)
+    x0h = to_half(rng.standard_normal(states), dtype)
+    gxh = to_half(rng.standard_normal(a.shape), dtype)
+    off = None if offsets is None else cuda(offsets)
+    x = scanlab.linear_recurrence(ah, bh, x0h, layout=layout, offsets=off)
+    ga, gb, g0 = scanlab.linear_recurrence_backward(ah, x, gxh, x0h, layout=layout, offsets=off)
+    want_a, want_b, want_0 = linrec_backward_reference(f64(ah), f64(x), f64(gxh), f64(x0h).ravel(), positions)
+    assert_half_close(gb, want_b, dtype)
+    assert_half_close(ga, want_a, dtype, roundings=2)  # g x[i-1]: x as stored, then the product
+    assert tuple(g0.shape) == states
+    assert_half_close(g0.reshape(-1), want_0, dtype, roundings=2)
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+def test_linear_recurrence_autograd_16_bit_storage(dtype):
+    """Gradients through scanlab.torch in 16 bits against float64 autograd of a sequential loop
+    on the same (rounded) inputs and the same (rounded) dL/dx."""
+    import scanlab.torch as st
+    torch.manual_seed(3)
+    half = getattr(torch, dtype)
+    a = (0.9 + 0.09 * torch.rand(4, 3000, device="cuda")).to(half).requires_grad_()
+    b = torch.randn(4, 3000, device="cuda").to(half).requires_grad_()
+    x0 = torch.randn(4, device="cuda").to(half).requires_grad_()
+    w = torch.randn(4, 3000, device="cuda").to(half)
+    x = st.linear_recurrence(a, b, x0)
+    assert x.dtype == half
+    (x.float() * w.float()).sum().backward()
+    ad, bd, xd = (t.detach().double().requires_grad_() for t in (a, b, x0))
+    state, xs = xd, []
+    for i in range(ad.shape[1]):
+        state = ad[:, i] * state + bd[:, i]
+        xs.append(state)
+    (torch.stack(xs, 1) * w.double()).sum().backward()
+    for got, want in zip((a.grad, b.grad, x0.grad), (ad.grad, bd.grad, xd.grad)):
+        assert got.dtype == half
+        # dL/da = g x[i-1] takes x as stored (rounded), then rounds the product.
+        assert_half_close(got, want.cpu().numpy(), dtype, roundings=2)
+
+
+def test_linear_recurrence_bfloat16_jax_in_jax_out():
+    jax, gpu = jax_gpu()
+    import jax.numpy as jnp
+    rng = np.random.default_rng(5)
+    a32 = rng.uniform(0.5, 0.99, (3, 1001)).astype(np.float32)
+    b32 = rng.standard_normal((3, 1001)).astype(np.float32)
+    a = jax.device_put(jnp.asarray(a32, jnp.bfloat16), gpu)
+    b = jax.device_put(jnp.asarray(b32, jnp.bfloat16), gpu)
+    x = scanlab.linear_recurrence(a, b)
+    assert isinstance(x, jax.Array) and x.dtype == jnp.bfloat16 and x.shape == (3, 1001)
+    want = linrec_reference(np.asarray(a, np.float64), np.asarray(b, np.float64), 0.0, False)
+    got = np.asarray(x.astype(jnp.float32), np.float64)
+    np.testing.assert_allclose(got, want, rtol=HALF_RTOL["bfloat16"], atol=1e-3 * max(1.0, np.abs(want).max()))
+
+
 def test_offset_views_are_not_16_byte_aligned():
     base = cuda(random(100010, "float32", seed=21))
     for k in (1, 2, 3):

@@ -121,10 +121,27 @@ def test_unsupported_dtype_cuda_array_interface(typestr, name):
 
 
 def test_linear_recurrence_needs_floats():
-    with pytest.raises(TypeError, match=r"a has dtype int32; supported: float32, float64"):
+    with pytest.raises(TypeError, match=r"a has dtype int32; supported: float32, float64, float16, bfloat16"):
         scanlab.linear_recurrence(FakeDLPack((4,), dtype="int32"), FakeDLPack((4,), dtype="int32"))
     with pytest.raises(TypeError, match=r"b has dtype float64, but it must match a's dtype float32"):
         scanlab.linear_recurrence(FakeDLPack((4,)), FakeDLPack((4,), dtype="float64"))
+    with pytest.raises(TypeError, match=r"b has dtype float16, but it must match a's dtype bfloat16"):
+        scanlab.linear_recurrence(FakeDLPack((4,), dtype="bfloat16"), FakeDLPack((4,), dtype="float16"))
+    with pytest.raises(TypeError, match=r"x0 has dtype float32, but it must match a's dtype bfloat16"):
+        scanlab.linear_recurrence(FakeDLPack((4,), dtype="bfloat16"), FakeDLPack((4,), dtype="bfloat16"),
+                                  FakeDLPack(()))
+    with pytest.raises(TypeError, match=r"grad_x has dtype float32, but it must match a's dtype float16"):
+        scanlab.linear_recurrence_backward(FakeDLPack((4,), dtype="float16"), FakeDLPack((4,), dtype="float16"),
+                                           FakeDLPack((4,)))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_types_are_the_recurrence_s_alone(dtype):
+    """float16 and bfloat16 are storage types of the linear recurrence; the other operations
+    refuse them by name."""
+    for f in (scanlab.sort, scanlab.cumsum, scanlab.reduce, scanlab.rms):
+        with pytest.raises(TypeError, match=rf"x has dtype {dtype}; supported: "):
+            f(FakeDLPack((4,), dtype=dtype))
 
 
 def test_scan_needs_1d():

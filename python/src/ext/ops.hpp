@@ -15,14 +15,27 @@
 
 namespace scanlab_py {
 
-// The element types of the bindings (the values are shared with the Python side).
-enum class dtype : int { int32 = 0, int64 = 1, uint32 = 2, uint64 = 3, float32 = 4, float64 = 5 };
+// The element types of the bindings (the values are shared with the Python side,
+// _arrays.DTYPE_CODE). float16 and bfloat16 are storage types of the linear recurrence only
+// (computed in float32): every other operation returns cudaErrorInvalidValue for them, and the
+// Python side refuses them first.
+enum class dtype : int {
+  int32 = 0,
+  int64 = 1,
+  uint32 = 2,
+  uint64 = 3,
+  float32 = 4,
+  float64 = 5,
+  float16 = 6,
+  bfloat16 = 7
+};
 // Reduction and scan operators.
 enum class op_code : int { sum = 0, prod = 1, min = 2, max = 3 };
 
-inline constexpr int dtype_count = 6;
+inline constexpr int dtype_count = 8;
 
 constexpr std::size_t dtype_size(dtype t) {
+  if (t == dtype::float16 || t == dtype::bfloat16) return 2;
   return (t == dtype::int32 || t == dtype::uint32 || t == dtype::float32) ? 4 : 8;
 }
 
@@ -85,13 +98,15 @@ struct recurrence_shape {
 // x = the recurrence x[i] = a[i] x[i-1] + b[i] (reverse: x[i] = a[i] x[i+1] + b[i]) of each
 // sequence of `shape`, initial states d_x0s (one per sequence) or x0 for all; d_final (one
 // per sequence, or nullptr): each sequence's last state (reverse: its first; an empty
-// sequence: its initial state). float32 and float64.
+// sequence: its initial state). float32 and float64; float16 and bfloat16 stored in 16 bits
+// and computed in float32 (x0 rounded to the storage type first).
 cudaError_t linear_recurrence(dtype t, const void* d_a, const void* d_b, void* d_x, void* d_final, const void* d_x0s,
                               double x0, const recurrence_shape& shape, bool reverse, void* d_temp,
                               std::size_t& temp_bytes, cudaStream_t stream);
 
 // The backward pass of the forward recurrence (scanlab::linear_recurrence_backward_batched,
-// _channels_last, _varlen): any of d_grad_a, d_grad_b, d_grad_x0 may be nullptr.
+// _channels_last, _varlen): any of d_grad_a, d_grad_b, d_grad_x0 may be nullptr. The dtypes
+// of the forward.
 cudaError_t linear_recurrence_backward(dtype t, const void* d_a, const void* d_x, const void* d_grad_x,
                                        void* d_grad_a, void* d_grad_b, void* d_grad_x0, const void* d_x0s,
                                        const recurrence_shape& shape, void* d_temp, std::size_t& temp_bytes,

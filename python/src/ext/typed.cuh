@@ -16,8 +16,9 @@ struct type_tag {
   using type = T;
 };
 
-// f(type_tag<T>{}) for the C++ type of `t`, returning what f returns (cudaErrorInvalidValue
-// for a code outside the enum, which module.cpp never passes).
+// f(type_tag<T>{}) for the C++ type of `t`, returning what f returns: the integer types,
+// float32 and float64 (cudaErrorInvalidValue for float16, bfloat16 and codes outside the
+// enum, which the Python side never passes here).
 template <class F>
 cudaError_t visit(dtype t, F&& f) {
   switch (t) {
@@ -27,6 +28,8 @@ cudaError_t visit(dtype t, F&& f) {
     case dtype::uint64: return f(type_tag<std::uint64_t>{});
     case dtype::float32: return f(type_tag<float>{});
     case dtype::float64: return f(type_tag<double>{});
+    case dtype::float16:
+    case dtype::bfloat16: break;  // the linear recurrence's storage types only (linrec.cu)
   }
   return cudaErrorInvalidValue;
 }

@@ -6,7 +6,7 @@ import math
 from typing import Any, Literal, Optional, Tuple, Union
 
 from . import _scanlab as _C
-from ._arrays import DTYPE_CODE, DTYPES, INT_RANGE, ITEMSIZE, Call, check_bool, check_choice, check_int, check_number
+from ._arrays import DTYPE_CODE, DTYPES, HALF_DTYPES, INT_RANGE, ITEMSIZE, Call, check_bool, check_choice, check_int, check_number
 
 Op = Literal["sum", "prod", "min", "max"]
 Scalar = Union[int, float]
@@ -14,6 +14,8 @@ Scalar = Union[int, float]
 _OPS: tuple[str, ...] = ("sum", "prod", "min", "max")
 _OP_CODE = {name: i for i, name in enumerate(_OPS)}
 _FLOATS: tuple[str, ...] = ("float32", "float64")
+# The linear recurrence's: float32, float64, and float16 / bfloat16 storage computed in float32.
+_RECURRENCE_DTYPES: tuple[str, ...] = _FLOATS + HALF_DTYPES
 
 # What a reduction or scan returns (ops.hpp: accumulator): NumPy's rule, 64-bit sums and
 # products of integers; min and max in the input's type.
@@ -460,7 +462,7 @@ def _initial_states(call: Call, x0: Any, a: Any, seq: _Sequences, allow_scalar: 
         if not allow_scalar:
             raise call.type_error("x0 must be None or an array of initial states here (not a Python number)")
         return 0, float(x0), None
-    s = call.arg(x0, "x0", dtypes=_FLOATS, ndims=None, dtype=a.dtype)
+    s = call.arg(x0, "x0", dtypes=_RECURRENCE_DTYPES, ndims=None, dtype=a.dtype)
     want = ((), (1,)) if seq.states_shape == () else (seq.states_shape,)
     if s.shape not in want:
         raise call.value_error(
@@ -480,8 +482,11 @@ def linear_recurrence(a: Any, b: Any, x0: Union[None, Scalar, Any] = None, *, re
     With ``reverse=True``, ``x[i] = a[i] * x[i+1] + b[i]`` from ``x[n] = x0``.
 
     Args:
-        a, b: contiguous CUDA arrays of the same shape and dtype (float32 or float64).
-        x0: the initial state: None (0), a Python number (every sequence), or an array of the
+        a, b: contiguous CUDA arrays of the same shape and dtype: float32, float64, or the
+            storage types float16 and bfloat16 (read and written in 16 bits, every state and
+            composition computed in float32, each result rounded once where it is written).
+        x0: the initial state: None (0), a Python number (every sequence; rounded to the dtype
+            of ``a``), or an array of the
             same dtype and device with one value per sequence (the shape of ``final`` below;
             ``()`` or ``(1,)`` for one sequence).
         reverse: solve from the end of each sequence.
@@ -513,8 +518,8 @@ def linear_recurrence(a: Any, b: Any, x0: Union[None, Scalar, Any] = None, *, re
     call = Call("linear_recurrence", stream)
     rev = check_bool(call, reverse, "reverse")
     want_final = check_bool(call, return_final, "return_final")
-    aa = call.arg(a, "a", dtypes=_FLOATS, ndims=None)
-    bb = call.arg(b, "b", dtypes=_FLOATS, ndims=None, dtype=aa.dtype)
+    aa = call.arg(a, "a", dtypes=_RECURRENCE_DTYPES, ndims=None)
+    bb = call.arg(b, "b", dtypes=_RECURRENCE_DTYPES, ndims=None, dtype=aa.dtype)
     seq = _sequences(call, aa, bb, layout, offsets)
     x0s, x0_value, _keep = _initial_states(call, x0, aa, seq, True)
     out, out_ptr = call.empty(aa.shape, aa.dtype)
@@ -535,7 +540,8 @@ def linear_recurrence_backward(a: Any, x: Any, grad_x: Any, x0: Any = None, *, l
     x[i-1]`` (``x[-1] = x0``) and ``dL/dx0 = a[0] * g[0]`` per sequence.
 
     Args:
-        a: the forward's ``a`` (float32/float64).
+        a: the forward's ``a`` (float32, float64, float16 or bfloat16; the 16-bit types are
+            computed in float32 and each gradient rounded once where it is written).
         x: the forward's result.
         grad_x: ``dL/dx``, same shape (contiguous).
         x0: the forward's initial states: None (zeros) or an array with one value per sequence
@@ -549,9 +555,9 @@ def linear_recurrence_backward(a: Any, x: Any, grad_x: Any, x0: Any = None, *, l
         ``x0``'s shape, or is None when ``x0`` is None.
     """
     call = Call("linear_recurrence_backward", stream)
-    aa = call.arg(a, "a", dtypes=_FLOATS, ndims=None)
-    xx = call.arg(x, "x", dtypes=_FLOATS, ndims=None, dtype=aa.dtype)
-    gx = call.arg(grad_x, "grad_x", dtypes=_FLOATS, ndims=None, dtype=aa.dtype)
+    aa = call.arg(a, "a", dtypes=_RECURRENCE_DTYPES, ndims=None)
+    xx = call.arg(x, "x", dtypes=_RECURRENCE_DTYPES, ndims=None, dtype=aa.dtype)
+    gx = call.arg(grad_x, "grad_x", dtypes=_RECURRENCE_DTYPES, ndims=None, dtype=aa.dtype)
     seq = _sequences(call, aa, xx, layout, offsets)
     if gx.shape != aa.shape:
         raise call.value_error(f"grad_x has shape {gx.shape} but a has shape {aa.shape}")

@@ -33,10 +33,14 @@ from typing import Any, Callable, Sequence, cast
 
 from . import _scanlab as _C
 
-# The element types of the bindings; the index is the code the extension takes (ops.hpp).
+# The element types of the bindings' general operations (reduce, scan, sort, select, ...).
 DTYPES: tuple[str, ...] = ("int32", "int64", "uint32", "uint64", "float32", "float64")
-DTYPE_CODE: dict[str, int] = {name: i for i, name in enumerate(DTYPES)}
+# Storage types of the linear recurrence alone (computed in float32).
+HALF_DTYPES: tuple[str, ...] = ("float16", "bfloat16")
+# The code the extension takes for each type (ops.hpp: dtype): the index.
+DTYPE_CODE: dict[str, int] = {name: i for i, name in enumerate(DTYPES + HALF_DTYPES)}
 ITEMSIZE: dict[str, int] = {"int32": 4, "int64": 8, "uint32": 4, "uint64": 8, "float32": 4, "float64": 8,
+                            "float16": 2, "bfloat16": 2,
                             "bool": 1, "uint8": 1}  # bool, uint8: masks and temporary storage
 # The values of each integer element type.
 INT_RANGE: dict[str, tuple[int, int]] = {
@@ -429,7 +433,10 @@ class DeviceArray:
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
         code, bits = DLPACK_OF[self.dtype]
-        kind = {0: "i", 1: "u", 2: "f"}[code]
+        kind = {0: "i", 1: "u", 2: "f"}.get(code)
+        if kind is None:  # bfloat16: no typestr names it (NumPy has no such type)
+            raise AttributeError(f"scanlab.DeviceArray of {self.dtype} has no __cuda_array_interface__; "
+                                 "take it through DLPack (__dlpack__)")
         return {"shape": self.shape, "typestr": f"<{kind}{bits // 8}", "data": (self._buffer.ptr, False),
                 "strides": None, "version": 3, "stream": _dlpack_stream(self._stream)}
 
@@ -625,5 +632,5 @@ def check_int(call: Call, value: Any, arg: str) -> int:
         raise call.type_error(f"{arg} must be an integer; got {_type_name(value)}") from None
 
 
-__all__ = ["Array", "Call", "DeviceArray", "DTYPES", "DTYPE_CODE", "INT_RANGE", "ITEMSIZE", "framework_of",
+__all__ = ["Array", "Call", "DeviceArray", "DTYPES", "DTYPE_CODE", "HALF_DTYPES", "INT_RANGE", "ITEMSIZE", "framework_of",
            "stream_handle"]

@@ -29,8 +29,10 @@ class LinearRecurrence(torch.autograd.Function):
     Forward: :func:`scanlab.linear_recurrence`. Backward: scanlab's fused backward pass
     (:func:`scanlab.linear_recurrence_backward`): one kernel reads ``a``, ``x`` and ``dL/dx`` and
     writes ``dL/da`` and ``dL/db`` (and ``dL/dx0``). Saves ``a``, ``x`` and ``x0`` for it. Inputs
-    must be contiguous CUDA tensors of float32 or float64. Forward direction only (``reverse``
-    has no backward yet); no final states (use ``x``'s last steps).
+    must be contiguous CUDA tensors of float32, float64, float16 or bfloat16 (the 16-bit types
+    are stored as they are and computed in float32, forward and backward; the gradients come
+    back in the inputs' dtype). Forward direction only (``reverse`` has no backward yet); no
+    final states (use ``x``'s last steps).
     """
 
     @staticmethod
