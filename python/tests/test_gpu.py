@@ -424,6 +424,59 @@ def test_linear_recurrence_autograd_layouts_gradcheck(layout, shape, offsets):
                                     (a, b, x0))
 
 
+@pytest.mark.parametrize("layout,shape,offsets", [
+    ("bt", (7,), None), ("bt", (3, 5), None), ("tb", (9, 3), None), ("btc", (2, 6, 3), None),
+    ("bt", (3, 0), None), ("bt", (11,), [0, 3, 3, 7, 11, 11]), ("bt", (0,), [0, 0, 0]),
+])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_linear_recurrence_autograd_final_states_gradcheck(layout, shape, offsets, reverse):
+    """Final states under autograd: their gradient reaches a, b and x0 (x0 alone for an empty
+    sequence), with x's and without it; both directions (reverse: the composed backward)."""
+    import scanlab.torch as st
+    torch.manual_seed(4)
+    a = (0.5 + 0.4 * torch.rand(shape, dtype=torch.float64, device="cuda")).requires_grad_()
+    b = torch.randn(shape, dtype=torch.float64, device="cuda", requires_grad=True)
+    off = None if offsets is None else torch.tensor(offsets, dtype=torch.int64, device="cuda")
+    states = ((len(offsets) - 1,) if offsets is not None else () if len(shape) == 1 else
+              (shape[1],) if layout == "tb" else (shape[0], shape[2]) if layout == "btc" else (shape[0],))
+    x0 = torch.randn(states, dtype=torch.float64, device="cuda", requires_grad=True)
+
+    def both(a, b, x0):
+        return st.linear_recurrence(a, b, x0, layout=layout, offsets=off, return_final=True, reverse=reverse)
+
+    x, final = both(a, b, x0)
+    assert tuple(final.shape) == states
+    assert torch.autograd.gradcheck(both, (a, b, x0))
+    assert torch.autograd.gradcheck(lambda a, b, x0: both(a, b, x0)[1], (a, b, x0))
+    assert torch.autograd.gradcheck(lambda a, b, x0: both(a, b, x0)[0], (a, b, x0))
+    # The final states are x's last steps (reverse: first; x0 for empty sequences).
+    if offsets is None and len(shape) > 1 and shape[1 if layout != "tb" else 0] > 0:
+        last = x.select(0 if layout == "tb" else 1, 0 if reverse else -1)
+        torch.testing.assert_close(final, last, rtol=0, atol=0)
+
+
+def test_linear_recurrence_autograd_reverse_matches_sequential_torch():
+    """The reverse direction's gradients (float32, a reset inside) against float64 autograd of a
+    sequential loop from the end."""
+    import scanlab.torch as st
+    torch.manual_seed(5)
+    a = (0.9 + 0.09 * torch.rand(4, 3000, device="cuda"))
+    a[1, 1234] = 0.0  # a reset
+    a.requires_grad_()
+    b = torch.randn(4, 3000, device="cuda", requires_grad=True)
+    x0 = torch.randn(4, device="cuda", requires_grad=True)
+    (st.linear_recurrence(a, b, x0, reverse=True) ** 2).mean().backward()
+    grads = [t.grad.clone() for t in (a, b, x0)]
+    ad, bd, xd = (t.detach().double().requires_grad_() for t in (a, b, x0))
+    state, xs = xd, []
+    for i in range(ad.shape[1] - 1, -1, -1):
+        state = ad[:, i] * state + bd[:, i]
+        xs.append(state)
+    (torch.stack(xs[::-1], 1) ** 2).mean().backward()
+    for got, want in zip(grads, (ad.grad, bd.grad, xd.grad)):
+        torch.testing.assert_close(got.double(), want, rtol=1e-3, atol=1e-6)
+
+
 # ---- 16-bit storage: float16 and bfloat16, computed in float32 ----
 
 HALVES = ["float16", "bfloat16"]

@@ -1321,9 +1321,13 @@ struct linrec_agent {
         }
       }
     }
+    // The starts as one mask, tested once: most threads of long sequences have none.
+    const std::uint32_t starts = m.start_mask | (m.start >= 0 ? 1u << m.start : 0u);
+    if (starts != 0) {
 #pragma unroll
-    for (int c = 0; c < items; ++c) {
-      if (c == m.start || ((m.start_mask >> c) & 1u)) a[c] = T(0);
+      for (int c = 0; c < items; ++c) {
+        if ((starts >> c) & 1u) a[c] = T(0);
+      }
     }
   }
 
@@ -1579,17 +1583,27 @@ struct linrec_agent {
       read_own(s.grad.x[buf], x);
       const T before = owner() % 32 == 0 ? slot_value(s.grad.x_before[buf][region()])
                                          : widen(item(s.grad.x[buf], owner() * items - 1));
-      const T x0 = m.end >= 0 ? marked_state(buf, tile, j0 + m.end) : T(0);
       T da[items];
+      // x[i-1] of item c: the next item's x in scan order; at a sequence's first element
+      // its initial state. Two loops, so that the threads without one (most, in long
+      // sequences) test nothing per item.
+      auto form_da = [&](auto with_ends) {
+        constexpr bool E = decltype(with_ends)::value;
+        const T x0 = E && m.end >= 0 ? marked_state(buf, tile, j0 + m.end) : T(0);
 #pragma unroll
-      for (int c = 0; c < items; ++c) {
-        T previous = c + 1 < items ? x[c + 1] : before;
-        if (c == m.end) previous = x0;
-        if constexpr (!by_offsets) {
-          if ((m.end_mask >> c) & 1u) previous = initial_state(sequence_of(j0 + c));
+        for (int c = 0; c < items; ++c) {
+          T previous = c + 1 < items ? x[c + 1] : before;
+          if constexpr (E) {
+            if (c == m.end) previous = x0;
+            if constexpr (!by_offsets) {
+              if ((m.end_mask >> c) & 1u) previous = initial_state(sequence_of(j0 + c));
+            }
+          }
+          da[c] = g[c] * conj_of(previous);
         }
-        da[c] = g[c] * conj_of(previous);
-      }
+      };
+      if (ends) form_da(std::true_type{});
+      else form_da(std::false_type{});
       if constexpr (by_offsets) {  // x[-1] = x0 at each sequence's first element
         if (ends) {
           for_each_item_sequence(tile, sequence_parked, [&](int e, std::int64_t sequence, bool first, bool) {
