@@ -8,7 +8,10 @@ the call on the current stream, after warm-up, median of --repeat runs (the L2 c
 flushed: from 2^24 float32 elements up the data is larger than the H100's L2). The "calls/s"
 column is the host-side rate of back-to-back calls at that size (the call overhead at small
 sizes). The JAX rows end each call with block_until_ready() (JAX runs on its own streams), so
-they are host-synchronous times of both sides. Cases whose framework is missing are skipped.
+they are host-synchronous times of both sides; scanlab runs there once through DLPack
+(scanlab.linear_recurrence on JAX arrays) and once as the XLA custom call of scanlab.jax
+under jax.jit. --only runs the cases whose name contains a text (e.g. --only JAX). Cases
+whose framework is missing are skipped.
 Exit 3 without a GPU or PyTorch.
 """
 
@@ -57,6 +60,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--json", help="write the rows as JSON here")
     parser.add_argument("--markdown", help="write the table as Markdown here")
+    parser.add_argument("--only", default="", help="run only the cases whose name contains this text")
     args = parser.parse_args()
 
     try:
@@ -81,11 +85,19 @@ def main() -> int:
         jax_gpu = jax.devices("gpu")[0]
     except Exception:
         jax = None
+    scanlab_jax = None
+    if jax is not None:
+        try:
+            import scanlab.jax as scanlab_jax
+        except ImportError as e:
+            print(f"bench.py: no scanlab.jax ({e})", file=sys.stderr)
 
     rows = []
     sync = torch.cuda.synchronize
 
     def row(case: str, n: int, bytes_moved: int, ours, theirs, baseline: str) -> None:
+        if args.only not in case:
+            return
         t_ours = time_gpu(ours, args.repeat)
         t_theirs = time_gpu(theirs, args.repeat)
         r = {"case": case, "n": n, "scanlab_ms": t_ours, "baseline": baseline, "baseline_ms": t_theirs,
@@ -119,8 +131,13 @@ def main() -> int:
                 return left[0] * right[0], right[0] * left[1] + right[1]
 
             assoc = jax.jit(lambda a, b: jax.lax.associative_scan(combine, (a, b))[1])
-            row("linrec float32 (JAX)", n, 12 * n, lambda: scanlab.linear_recurrence(a, b).block_until_ready(),
+            row("linrec float32 (JAX, DLPack)", n, 12 * n,
+                lambda: scanlab.linear_recurrence(a, b).block_until_ready(),
                 lambda: assoc(a, b).block_until_ready(), "jax.lax.associative_scan")
+            if scanlab_jax is not None:  # the XLA custom call, jit-compiled
+                ours = jax.jit(scanlab_jax.linear_recurrence)
+                row("linrec float32 (JAX, scanlab.jax)", n, 12 * n, lambda: ours(a, b).block_until_ready(),
+                    lambda: assoc(a, b).block_until_ready(), "jax.lax.associative_scan")
         x = pos = None  # free the inputs before the next size
         torch.cuda.empty_cache()
 

@@ -13,6 +13,8 @@ export PATH="$PATH:/usr/local/cuda/bin"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 venv=$(cd "$venv" && pwd)
 "$venv/bin/python" -m pip install -q nanobind scikit-build-core pytest numpy
+# jaxlib for its XLA FFI headers only (scanlab.jax's handlers; python/CMakeLists.txt): no dependencies.
+"$venv/bin/python" -m pip install -q --no-deps "jaxlib==${SCANLAB_JAXLIB_VERSION:-0.11.0}"
 CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
   "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps ./python
 cd python  # pytest's rootdir; the installed package is imported, not src/

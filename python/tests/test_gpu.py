@@ -752,6 +752,75 @@ def test_jax_in_jax_out():
     assert float(scanlab.reduce(x, "min")) == x_np.min()
 
 
+# ---- scanlab.jax: the recurrence as an XLA custom call ----
+
+def jax_ffi():
+    """(jax, its first GPU, scanlab.jax), or a skip."""
+    jax, gpu = jax_gpu()
+    if not scanlab.build_info().get("xla_ffi"):
+        pytest.skip("the extension was built without jaxlib's headers (no scanlab.jax)")
+    import scanlab.jax as sj
+    return jax, gpu, sj
+
+
+@pytest.mark.parametrize("case", range(6))  # the layouts (offsets need int64: jax_enable_x64)
+@pytest.mark.parametrize("reverse", [False, True])
+def test_jax_ffi_linear_recurrence(case, reverse):
+    """Under jax.jit, against a float64 loop, and bit for bit against the DLPack path (the same
+    kernel on the same data)."""
+    jax, gpu, sj = jax_ffi()
+    a, b, layout, _, positions, states, rng = _recurrence_case(RECURRENCE_CASES[case], "float32", 200 + case)
+    x0 = np.asarray(rng.standard_normal(states), np.float32)
+    aj, bj, x0j = (jax.device_put(t, gpu) for t in (a, b, x0))
+    f = jax.jit(lambda a, b, x0: sj.linear_recurrence(a, b, x0, reverse=reverse, layout=layout, return_final=True))
+    x, final = f(aj, bj, x0j)
+    assert x.shape == a.shape and final.shape == states
+    want_x, want_final = linrec_positions_reference(a, b, x0.astype(np.float64).ravel(), positions, reverse)
+    np.testing.assert_allclose(np.asarray(x), want_x, rtol=1e-4, atol=1e-2)
+    np.testing.assert_allclose(np.asarray(final).ravel(), want_final, rtol=1e-4, atol=1e-2)
+    x_dlpack = scanlab.linear_recurrence(cuda(a), cuda(b), cuda(x0), reverse=reverse, layout=layout)
+    np.testing.assert_array_equal(np.asarray(x), host(x_dlpack))
+    # Outside jit, a number x0, x alone.
+    x_number = sj.linear_recurrence(aj, bj, 0.25, reverse=reverse, layout=layout)
+    want_number, _ = linrec_positions_reference(a, b, np.full(len(positions), 0.25), positions, reverse)
+    np.testing.assert_allclose(np.asarray(x_number), want_number, rtol=1e-4, atol=1e-2)
+
+
+@pytest.mark.parametrize("case", [0, 1, 3, 5])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_jax_ffi_linear_recurrence_gradients(case, dtype):
+    """jax.grad through x and the final states (the fused backward pass) against a float64
+    adjoint on the stored inputs."""
+    jax, gpu, sj = jax_ffi()
+    import jax.numpy as jnp
+    a, b, layout, _, positions, states, rng = _recurrence_case(RECURRENCE_CASES[case], "float32", 300 + case)
+    jd = jnp.bfloat16 if dtype == "bfloat16" else jnp.float32
+    put = lambda t: jax.device_put(jnp.asarray(np.asarray(t, np.float32), jd), gpu)
+    aj, bj, x0j = put(a), put(b), put(rng.standard_normal(states))
+    wj, vj = put(rng.standard_normal(a.shape)), put(rng.standard_normal(states))
+
+    def loss(a, b, x0):
+        x, final = sj.linear_recurrence(a, b, x0, layout=layout, return_final=True)
+        f32 = jnp.float32
+        return (x.astype(f32) * wj.astype(f32)).sum() + (final.astype(f32) * vj.astype(f32)).sum()
+
+    got = jax.jit(jax.grad(loss, (0, 1, 2)))(aj, bj, x0j)
+    f64 = lambda t: np.asarray(t.astype(jnp.float32), np.float64)
+    af, bf, x0f, w, v = f64(aj), f64(bj), f64(x0j).ravel(), f64(wj), f64(vj).ravel()
+    x_ref, _ = linrec_positions_reference(af, bf, x0f, positions, False)
+    gx = w.copy().ravel()
+    for s, pos in enumerate(positions):
+        if len(pos):
+            gx[pos[-1]] += v[s]
+    want_a, want_b, want_0 = linrec_backward_reference(af, x_ref, gx.reshape(a.shape), x0f, positions)
+    want_0 = want_0 + np.array([0.0 if len(pos) else v[s] for s, pos in enumerate(positions)])
+    rtol = 1e-4 if dtype == "float32" else 2 * HALF_RTOL["bfloat16"]
+    for g, want in zip(got, (want_a, want_b, want_0.reshape(states))):
+        assert g.dtype == jd
+        scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+        np.testing.assert_allclose(f64(g), want, rtol=rtol, atol=1e-3 * scale)
+
+
 # ---- select (stream compaction) ----
 
 def select_data(n: int, dtype: str, seed: int) -> np.ndarray:

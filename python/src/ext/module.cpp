@@ -15,6 +15,9 @@
 // (scanlab/_arrays.py, scanlab/_api.py). Nothing here runs a CUDA call at import time.
 #include "dlpack_abi.hpp"
 #include "ops.hpp"
+#ifdef SCANLAB_PY_XLA_FFI
+#include "jax_ffi.hpp"
+#endif
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -599,9 +602,30 @@ NB_MODULE(_scanlab, m) {
         d["cuda_architectures"] = SCANLAB_PY_CUDA_ARCHITECTURES;
         d["cuda_runtime_built"] = CUDART_VERSION;
         d["cuda_runtime_linked"] = "static";
+#ifdef SCANLAB_PY_XLA_FFI
+        d["xla_ffi"] = true;
+#else
+        d["xla_ffi"] = false;
+#endif
         return d;
       },
       "What the extension was built with (no CUDA call).");
+  m.def(
+      "xla_ffi_targets",
+      []() {
+        nb::dict d;
+#ifdef SCANLAB_PY_XLA_FFI
+        // Unnamed capsules, as jax.ffi.register_ffi_target takes them (jax.ffi.pycapsule
+        // would build the same through ctypes, changing ctypes.pythonapi.PyCapsule_New's
+        // argtypes for the whole process on the way).
+        for (const auto& [name, address] : xla_ffi_handlers()) {
+          d[name.c_str()] = nb::capsule(reinterpret_cast<const void*>(address));
+        }
+#endif
+        return d;
+      },
+      "The XLA FFI handlers (target name -> PyCapsule) for scanlab.jax; empty where the extension "
+      "was built without jaxlib's headers.");
   m.def(
       "runtime_info",
       []() {

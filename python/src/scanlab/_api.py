@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, Optional, Tuple, Union
+from typing import Any, Callable, Literal, Optional, Tuple, Union
 
 from . import _scanlab as _C
 from ._arrays import DTYPE_CODE, DTYPES, HALF_DTYPES, INT_RANGE, ITEMSIZE, Call, check_bool, check_choice, check_int, check_number
@@ -421,9 +421,17 @@ class _Sequences:
         return self.code, self.batch, self.length, self.channels, self.offsets
 
 
-def _sequences(call: Call, a: Any, other: Any, layout: Any, offsets: Any) -> _Sequences:
-    """The sequences of ``a`` (``other``: the array that must have a's shape) under ``layout``
-    or ``offsets``."""
+def _import_offsets(call: Call, offsets: Any) -> tuple[int, int, Any]:
+    """(entries, device pointer, the imported array) of CUDA offsets."""
+    o = call.arg(offsets, "offsets", dtypes=("int64",), ndims=(1,))
+    return o.shape[0], o.ptr, o
+
+
+def _sequences(call: Call, a: Any, other: Any, layout: Any, offsets: Any,
+               take_offsets: Callable[[Call, Any], tuple[int, int, Any]] = _import_offsets) -> _Sequences:
+    """The sequences of ``a`` (``other``: the array that must have a's shape; both with
+    ``shape`` and ``ndim``, ``other`` with its argument name ``arg``) under ``layout`` or
+    ``offsets`` (checked and imported by ``take_offsets``)."""
     name = check_choice(call, layout, "layout", _LAYOUTS)
     if other.shape != a.shape:
         raise call.value_error(f"{other.arg} has shape {other.shape} but a has shape {a.shape}")
@@ -432,13 +440,13 @@ def _sequences(call: Call, a: Any, other: Any, layout: Any, offsets: Any) -> _Se
             raise call.value_error(f"offsets take concatenated 1-D sequences; layout={name!r} does not go with them")
         if a.ndim != 1:
             raise call.value_error(f"with offsets, a must be 1-D (the sequences concatenated); got shape {a.shape}")
-        o = call.arg(offsets, "offsets", dtypes=("int64",), ndims=(1,))
-        if o.shape[0] < 1:
+        entries, ptr, o = take_offsets(call, offsets)
+        if entries < 1:
             raise call.value_error("offsets must have at least one entry (offsets[0] == 0)")
-        sequences = o.shape[0] - 1
+        sequences = entries - 1
         if sequences == 0 and a.shape[0] > 0:
             raise call.value_error(f"offsets describe no sequence but a has {a.shape[0]} elements")
-        return _Sequences(_VARLEN, sequences, a.shape[0], 1, o.ptr, (sequences,), o)
+        return _Sequences(_VARLEN, sequences, a.shape[0], 1, ptr, (sequences,), o)
     if name == "bt":
         if a.ndim == 1:
             return _Sequences(_ROW_MAJOR, 1, a.shape[0], 1, 0, ())
