@@ -13,8 +13,11 @@ export PATH="$PATH:/usr/local/cuda/bin"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
 venv=$(cd "$venv" && pwd)
 "$venv/bin/python" -m pip install -q nanobind scikit-build-core pytest numpy
-# jaxlib for its XLA FFI headers only (scanlab.jax's handlers; python/CMakeLists.txt): no dependencies.
-"$venv/bin/python" -m pip install -q --no-deps "jaxlib==${SCANLAB_JAXLIB_VERSION:-0.11.0}"
+# jaxlib for its XLA FFI headers only (scanlab.jax's handlers; python/CMakeLists.txt): no
+# dependencies, the newest release for this interpreter (XLA's FFI keeps handlers built with
+# older headers working). Where none installs, scanlab.jax is left out and its tests skip.
+"$venv/bin/python" -m pip install -q --no-deps "jaxlib${SCANLAB_JAXLIB_VERSION:+==$SCANLAB_JAXLIB_VERSION}" ||
+  echo "test.sh: no jaxlib for $("$venv/bin/python" -V): scanlab.jax is not built" >&2
 CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
   "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps ./python
 cd python  # pytest's rootdir; the installed package is imported, not src/

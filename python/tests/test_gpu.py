@@ -786,11 +786,13 @@ def test_jax_ffi_linear_recurrence(case, reverse):
     np.testing.assert_allclose(np.asarray(x_number), want_number, rtol=1e-4, atol=1e-2)
 
 
-@pytest.mark.parametrize("case", [0, 1, 3, 5])
+@pytest.mark.parametrize("case", [0, 1, 3, 4, 5])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_jax_ffi_linear_recurrence_gradients(case, dtype):
-    """jax.grad through x and the final states (the fused backward pass) against a float64
-    adjoint on the stored inputs."""
+@pytest.mark.parametrize("reverse", [False, True])
+def test_jax_ffi_linear_recurrence_gradients(case, dtype, reverse):
+    """jax.grad through x and the final states (forward: the fused backward pass; reverse: its
+    composition) against a float64 adjoint on the stored inputs (reverse: the forward adjoint
+    along each sequence's positions in reverse order)."""
     jax, gpu, sj = jax_ffi()
     import jax.numpy as jnp
     a, b, layout, _, positions, states, rng = _recurrence_case(RECURRENCE_CASES[case], "float32", 300 + case)
@@ -800,13 +802,15 @@ def test_jax_ffi_linear_recurrence_gradients(case, dtype):
     wj, vj = put(rng.standard_normal(a.shape)), put(rng.standard_normal(states))
 
     def loss(a, b, x0):
-        x, final = sj.linear_recurrence(a, b, x0, layout=layout, return_final=True)
+        x, final = sj.linear_recurrence(a, b, x0, reverse=reverse, layout=layout, return_final=True)
         f32 = jnp.float32
         return (x.astype(f32) * wj.astype(f32)).sum() + (final.astype(f32) * vj.astype(f32)).sum()
 
     got = jax.jit(jax.grad(loss, (0, 1, 2)))(aj, bj, x0j)
     f64 = lambda t: np.asarray(t.astype(jnp.float32), np.float64)
     af, bf, x0f, w, v = f64(aj), f64(bj), f64(x0j).ravel(), f64(wj), f64(vj).ravel()
+    if reverse:
+        positions = [pos[::-1] for pos in positions]
     x_ref, _ = linrec_positions_reference(af, bf, x0f, positions, False)
     gx = w.copy().ravel()
     for s, pos in enumerate(positions):

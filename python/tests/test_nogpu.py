@@ -66,6 +66,17 @@ def test_build_info():
     assert info["cuda_architectures"]
     assert info["cuda_runtime_built"] >= 12000
     assert info["cuda_runtime_linked"] == "static"
+    assert isinstance(info["xla_ffi"], bool)
+
+
+def test_xla_ffi_targets_match_build_info():
+    from scanlab import _scanlab
+    targets = _scanlab.xla_ffi_targets()
+    if scanlab.build_info()["xla_ffi"]:
+        assert set(targets) == {"scanlab_linear_recurrence", "scanlab_linear_recurrence_backward"}
+        assert all(type(c).__name__ == "PyCapsule" for c in targets.values())
+    else:
+        assert targets == {}
 
 
 def test_runtime_info_never_raises():

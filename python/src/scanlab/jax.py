@@ -7,9 +7,10 @@
 
 The recurrence runs inside XLA (``jax.ffi.ffi_call``): on XLA's stream, on XLA's buffers (its
 temporary storage is one more result, sized at trace time), under ``jax.jit`` or not, with no
-copy and no synchronisation. ``jax.grad``/``jax.vjp`` take scanlab's fused backward pass (forward
-direction). :func:`scanlab.linear_recurrence` also takes JAX arrays, through DLPack, outside
-``jit``; this module is the faster and composable way.
+copy and no synchronisation. ``jax.grad``/``jax.vjp`` take scanlab's fused backward pass
+(forward direction; reverse: composed of the forward solve, as in scanlab.torch).
+:func:`scanlab.linear_recurrence` also takes JAX arrays, through DLPack, outside ``jit``; this
+module is the faster and composable way.
 
 Importing it imports JAX and registers the custom-call targets for the CUDA platform; it needs
 an extension built with jaxlib's headers (``scanlab.build_info()["xla_ffi"]``).
@@ -71,8 +72,9 @@ def linear_recurrence(a: Any, b: Any, x0: Union[None, float, Any] = None, *, rev
     int64 ``offsets`` (cu_seqlens; int64 needs ``jax_enable_x64``) describes as there. ``x0``:
     None (zeros), a number, or an array of ``a``'s dtype with one value per sequence. Returns
     ``x``, or ``(x, final)`` with ``return_final``. Differentiable in ``a``, ``b`` and ``x0``
-    (and through ``final``) in the forward direction by scanlab's fused backward pass; the
-    gradient of ``reverse=True`` raises NotImplementedError (not written yet).
+    (and through ``final``): the forward direction by scanlab's fused backward pass,
+    ``reverse=True`` by a composition of scanlab's forward solve and element-wise operations
+    (about twice the memory traffic; one fused pass is not written yet).
     """
     call = Call("jax.linear_recurrence")
     for name, flag in (("reverse", reverse), ("return_final", return_final)):
@@ -157,39 +159,87 @@ def _solve_bwd(static: tuple, residuals: tuple, cotangents: tuple):
     a, x, x0s, offsets = residuals
     grad_x, grad_final = cotangents
     code, _, length, _, reverse = static
+    grad_x, final_to_x0 = _add_final_gradient(grad_x, grad_final, code, length, offsets, reverse)
     if reverse:
-        raise NotImplementedError("scanlab.jax.linear_recurrence: the gradient of reverse=True is not written yet "
-                                  "(the forward direction's is)")
-    grad_x, final_to_x0 = _add_final_gradient(grad_x, grad_final, code, length, offsets)
-    temp = _temp_bytes(_C.linear_recurrence_backward, a.dtype, static, 7)  # a, x, dL/dx, dL/da, dL/db, dL/dx0, x0s
-    out = ((jax.ShapeDtypeStruct(a.shape, a.dtype),) * 2 + (jax.ShapeDtypeStruct(x0s.shape, a.dtype),)
-           + (jax.ShapeDtypeStruct((temp,), jnp.uint8),))
-    grad_a, grad_b, grad_x0, _ = jax.ffi.ffi_call("scanlab_linear_recurrence_backward", out)(
-        a, x, grad_x, x0s, offsets, **_attributes(static))
+        grad_a, grad_b, grad_x0 = _reverse_backward(a, x, grad_x, x0s, offsets, static)
+    else:
+        grad_a, grad_b, grad_x0 = _fused_backward(a, x, grad_x, x0s, offsets, static)
     if final_to_x0 is not None:
         grad_x0 = grad_x0 + final_to_x0
     return grad_a, grad_b, grad_x0, None
 
 
+def _fused_backward(a: Any, x: Any, grad_x: Any, x0s: Any, offsets: Any, static: tuple) -> tuple[Any, Any, Any]:
+    """dL/da, dL/db, dL/dx0 of the forward direction: scanlab's fused backward pass."""
+    temp = _temp_bytes(_C.linear_recurrence_backward, a.dtype, static, 7)  # a, x, dL/dx, dL/da, dL/db, dL/dx0, x0s
+    out = ((jax.ShapeDtypeStruct(a.shape, a.dtype),) * 2 + (jax.ShapeDtypeStruct(x0s.shape, a.dtype),)
+           + (jax.ShapeDtypeStruct((temp,), jnp.uint8),))
+    grad_a, grad_b, grad_x0, _ = jax.ffi.ffi_call("scanlab_linear_recurrence_backward", out)(
+        a, x, grad_x, x0s, offsets, **_attributes(static))
+    return grad_a, grad_b, grad_x0
+
+
+def _reverse_backward(a: Any, x: Any, grad_x: Any, x0s: Any, offsets: Any, static: tuple) -> tuple[Any, Any, Any]:
+    """The gradients of the reverse recurrence x[i] = a[i] x[i+1] + b[i] (x[n] = x0), composed of
+    scanlab's forward solve and element-wise operations, as scanlab.torch does (not one fused
+    pass yet: about twice the memory traffic of the forward direction's backward pass). The
+    adjoint runs forward: g[i] = dL/dx[i] + a[i-1] g[i-1] from each sequence's first element,
+    then dL/db = g, dL/da[i] = g[i] x[i+1] (x0 after the last), dL/dx0 = a[last] g[last] (0
+    where a[last] == 0: the reset cuts x0 off)."""
+    code, _, length, _, _ = static
+    zero = jnp.zeros((), a.dtype)
+    if code == _api._VARLEN:
+        n = a.shape[0]
+        if n == 0:
+            return a, a, jnp.zeros_like(x0s)
+        idx = jnp.arange(n, dtype=offsets.dtype)
+        seq = jnp.searchsorted(offsets, idx, side="right") - 1  # the sequence of each element
+        first, last = idx == offsets[seq], idx == offsets[seq + 1] - 1
+        a_prev = jnp.where(first, zero, jnp.roll(a, 1))
+        x_next = jnp.where(last, x0s[seq], jnp.roll(x, -1))
+    else:
+        if length == 0:
+            return a, a, jnp.zeros_like(x0s)
+        t = 0 if code == _api._INTERLEAVED or a.ndim == 1 else 1
+        first_step = jax.lax.slice_in_dim(a, 0, 1, axis=t)
+        a_prev = jnp.concatenate([jnp.zeros_like(first_step), jax.lax.slice_in_dim(a, 0, length - 1, axis=t)], t)
+        x_next = jnp.concatenate([jax.lax.slice_in_dim(x, 1, length, axis=t), x0s.reshape(first_step.shape)], t)
+    g, _ = _forward_call(a_prev, grad_x, jnp.zeros_like(x0s), offsets, static[:4] + (False,))
+    grad_a = g * x_next
+    if code == _api._VARLEN:
+        end = jnp.clip(offsets[1:] - 1, 0)
+        a_end, g_end = a[end], g[end]
+        keep = (offsets[1:] > offsets[:-1]) & (a_end != 0)
+    else:
+        a_end = jax.lax.index_in_dim(a, length - 1, axis=t, keepdims=False)
+        g_end = jax.lax.index_in_dim(g, length - 1, axis=t, keepdims=False)
+        keep = a_end != 0
+    grad_x0 = jnp.where(keep, a_end * g_end, zero).reshape(x0s.shape)
+    return grad_a, g, grad_x0
+
+
 _solve.defvjp(_solve_fwd, _solve_bwd)
 
 
-def _add_final_gradient(grad_x: Any, grad_final: Any, code: int, length: int, offsets: Any) -> tuple[Any, Any]:
-    """dL/dx with dL/dfinal added at each sequence's last step, and the part of dL/dfinal that
-    goes to x0 (empty sequences, whose final state is x0), or None."""
+def _add_final_gradient(grad_x: Any, grad_final: Any, code: int, length: int, offsets: Any,
+                        reverse: bool) -> tuple[Any, Any]:
+    """dL/dx with dL/dfinal added where each sequence ends (its last step; reverse: its
+    first), and the part of dL/dfinal that goes to x0 (empty sequences, whose final state is
+    x0), or None."""
     if code == _api._VARLEN:
         nonempty = offsets[1:] > offsets[:-1]
         zero = jnp.zeros_like(grad_final)
         if grad_x.shape[0] > 0:
-            last = jnp.clip(offsets[1:] - 1, 0)
-            grad_x = grad_x.at[last].add(jnp.where(nonempty, grad_final, zero))
+            end = jnp.clip(offsets[:-1], 0, grad_x.shape[0] - 1) if reverse else jnp.clip(offsets[1:] - 1, 0)
+            grad_x = grad_x.at[end].add(jnp.where(nonempty, grad_final, zero))
         return grad_x, jnp.where(nonempty, zero, grad_final)
     if length == 0:  # final = x0
         return grad_x, grad_final
+    step = 0 if reverse else -1
     if grad_x.ndim == 1:
-        return grad_x.at[-1].add(grad_final), None
+        return grad_x.at[step].add(grad_final), None
     if code == _api._INTERLEAVED:
-        return grad_x.at[-1, :].add(grad_final), None
+        return grad_x.at[step, :].add(grad_final), None
     if code == _api._CHANNELS_LAST:
-        return grad_x.at[:, -1, :].add(grad_final), None
-    return grad_x.at[:, -1].add(grad_final), None
+        return grad_x.at[:, step, :].add(grad_final), None
+    return grad_x.at[:, step].add(grad_final), None
