@@ -17,16 +17,19 @@ template <class Policy>
 using gradient_variant = detail_gpu::hopper_variant<Policy, default_linrec_gradient_policy<bf16>>;
 // threads, items per thread, resident blocks per SM, prefetch. The look-back kernel's
 // defaults count float states (512 x 16: 32 bytes of each array per thread), the rows
-// kernel's count storage (256 x 32, the backward pass 512 x 16); these are the shapes
+// kernel's count storage (128 x 32 at 4/SM, the backward pass 256 x 16 at 3/SM, both in
+// two buffers; 256 x 32 and 512 x 16 in three before the H200 measurement); these are the shapes
 // measured against them (primitives/docs/linrec.md, "16-bit tiles"). A variant's shape
 // serves whichever kernel the input takes (the rows kernel where its tile holds whole rows).
 using variant_512x32_1p = solve_variant<linrec_policy<512, 32, 1, true>>;  // float's bytes: spills
 using variant_256x16_2 = solve_variant<linrec_policy<256, 16, 2, false>>;  // the rows kernel's before
 using variant_256x32_2p = solve_variant<linrec_policy<256, 32, 2, true>>;
 using variant_512x32_1 = solve_variant<linrec_policy<512, 32, 1, false>>;
+using variant_256x32_2 = solve_variant<linrec_policy<256, 32, 2, false>>;  // the rows kernel's before
 using gradient_variants =
     std::tuple<gradient_variant<linrec_detail::linrec_buffers_policy<512, 32, 1, 2, 1>>,  // float's bytes: spills
-               gradient_variant<linrec_policy<512, 8, 1, true>>,                          // rows, before
+               gradient_variant<linrec_policy<512, 8, 1, true>>,
+               gradient_variant<linrec_policy<512, 16, 1, true>>,                         // rows, before
                gradient_variant<linrec_detail::linrec_buffers_policy<256, 32, 2, 2, 1>>>;
 }  // namespace
 #endif
@@ -34,7 +37,7 @@ using gradient_variants =
 gpu_report run_gpu_bf16(const gpu_request& request) {
 #if SCANLAB_LINREC_TUNE
   return run_typed<__nv_bfloat16, gradient_variants, variant_512x32_1p, variant_256x16_2, variant_256x32_2p,
-                   variant_512x32_1>(request);
+                   variant_512x32_1, variant_256x32_2>(request);
 #else
   return run_typed<__nv_bfloat16>(request);
 #endif

@@ -21,17 +21,17 @@ using variant_256x16_2 = solve_variant<linrec_policy<256, 16, 2, false>>;
 // per SM overlap the per-tile chains): 256 x 16 in two buffers, 3/SM; 1024 x 8, 1/SM.
 using variant_256x16_3b2 = solve_variant<linrec_detail::linrec_buffers_policy<256, 16, 3, 2, 1>>;
 using variant_1024x8_1p = solve_variant<linrec_detail::linrec_buffers_policy<1024, 8, 1, 3, 1>>;
-// The backward pass (three arrays staged per tile; the default is 512 x 16, 1/SM, two
-// buffers, L2 one tile beyond the one copied in: 192 KB of tiles): the shapes measured
-// against it (primitives/docs/linrec.md).
+// The backward pass (three arrays staged per tile; the default is 256 x 16, 2/SM, two
+// buffers, L2 one tile beyond the one copied in: 96 KB of tiles a block): the shapes
+// measured against it (primitives/docs/linrec.md), the first the default before.
 template <class Policy>
 using gradient_variant = detail_gpu::hopper_variant<Policy, default_linrec_gradient_policy<float>>;
 using gradient_variants =
-    std::tuple<gradient_variant<linrec_detail::linrec_buffers_policy<512, 16, 1, 2, 2>>,
+    std::tuple<gradient_variant<linrec_detail::linrec_buffers_policy<512, 16, 1, 2, 1>>,
+               gradient_variant<linrec_detail::linrec_buffers_policy<512, 16, 1, 2, 2>>,
                gradient_variant<linrec_policy<512, 8, 1, true>>,
                gradient_variant<linrec_policy<512, 8, 1, false>>,
-               gradient_variant<linrec_policy<256, 16, 1, true>>,
-               gradient_variant<linrec_detail::linrec_buffers_policy<256, 16, 2, 2, 1>>>;
+               gradient_variant<linrec_policy<256, 16, 1, true>>>;
 }  // namespace
 
 gpu_report run_gpu_f32(const gpu_request& request) {

@@ -444,13 +444,22 @@ using default_linrec_policy = linrec_tuning<T>;
 // three buffers (144 KB). The others: 16 bytes and two buffers (48 KB). complex<double>
 // takes blocks of 256 on both (with its 16-byte initial states, 512 would not fit: 173 KB
 // on the A100, 64 KB on Turing). Only Hopper measured.
+// float alone on Hopper: the same bytes in blocks of 256, two resident per SM (each 96 KB),
+// since the backward pass stopped testing every item for a sequence start (H200,
+// 2026-11-28, primitives/docs/linrec.md "Backward tiles"): 2^28 floats 1.686 ms against
+// 1.908 for 512 x 16 (2^24: 0.143 against 0.158; [1000, 70001]: 0.486 against 0.535),
+// though it spills (172/480 bytes). double and complex<float> were slower so (2^27:
+// 1.92 ms against 1.82, 2.12 against 1.87), and the 16-bit types too (128 x 16 at 4/SM or
+// 256 x 16 at 2/SM: 1.43 and 1.33 ms against 1.15).
 template <class T, int Family>
 struct linrec_gradient_shape {
   static constexpr bool hopper = Family >= 90 && Family < 120;
   static constexpr int items(int bytes) { return linrec_items<T>(bytes); }
   static constexpr int small_threads = sizeof(linrec_state_t<T>) >= 16 ? 256 : 512;
+  using hopper_policy = std::conditional_t<std::is_same_v<T, float>, linrec_buffers_policy<256, items(64), 2, 2, 1>,
+                                           linrec_buffers_policy<512, items(64), 1, 2, 1>>;
   using policy = std::conditional_t<
-      hopper, linrec_buffers_policy<512, items(64), 1, 2, 1>,
+      hopper, hopper_policy,
       std::conditional_t<Family == 80, linrec_policy<small_threads, items(32), 1, true>,
                          linrec_policy<small_threads, items(16), 1, false>>>;
 };
@@ -474,15 +483,32 @@ using default_linrec_gradient_policy = linrec_gradient_tuning<T>;
 // other types take the same bytes per thread. Other architectures: their look-back
 // shapes (not measured). Where the rows shape's tile is not a multiple of the length (8192
 // floats), the look-back kernel (dispatch_rows).
+// Remeasured on the H200 (2026-11-28, primitives/docs/linrec.md "Backward tiles", after
+// the backward pass stopped testing every item for a sequence start):
+// - the backward pass without the L2 prefetch (three buffers are ahead enough): float
+//   [12288, 4096] 0.261 ms against 0.285, double 0.572 against 0.610, complex<float> 0.644
+//   against 0.687; chained float rows the same (1.423 against 1.424 ms);
+// - the 16-bit types (twice the items per byte, so a tile's chain is longer for its
+//   bytes): more, smaller blocks. Forward 128 x 32 at 4/SM in two buffers, bfloat16
+//   [12288, 4096] 0.097 ms against 0.101 for 256 x 32 at 2/SM, [12288, 8192] 0.174 against
+//   0.186, [4096, 65536] 0.440 against 0.448, [196608, 256] 0.104 against 0.107 (float16
+//   0.105 against 0.110); backward 256 x 16 at 3/SM in two buffers, [12288, 4096] 0.199 ms
+//   against 0.227 for 512 x 16 in three, [4096, 65536] 0.809 against 0.885, [12288, 8192]
+//   0.349 against 0.420, [49152, 1024] 0.216 against 0.247 (float16 [12288, 4096] 0.202
+//   against 0.224).
 template <class T, int Family>
 struct linrec_rows_shape {
-  using policy = std::conditional_t<Family >= 90 && Family < 120, linrec_policy<256, linrec_stored_items<T>(64), 2, false>,
-                                    typename linrec_shape<T, Family>::policy>;
+  static constexpr bool hopper = Family >= 90 && Family < 120;
+  using hopper_policy = std::conditional_t<(sizeof(T) < 4), linrec_buffers_policy<128, linrec_stored_items<T>(64), 4, 2, 0>,
+                                           linrec_policy<256, linrec_stored_items<T>(64), 2, false>>;
+  using policy = std::conditional_t<hopper, hopper_policy, typename linrec_shape<T, Family>::policy>;
 };
 template <class T, int Family>
 struct linrec_rows_gradient_shape {
-  using policy = std::conditional_t<Family >= 90 && Family < 120, linrec_policy<512, linrec_stored_items<T>(32), 1, true>,
-                                    typename linrec_gradient_shape<T, Family>::policy>;
+  static constexpr bool hopper = Family >= 90 && Family < 120;
+  using hopper_policy = std::conditional_t<(sizeof(T) < 4), linrec_buffers_policy<256, linrec_stored_items<T>(32), 3, 2, 0>,
+                                           linrec_buffers_policy<512, linrec_stored_items<T>(32), 1, 3, 0>>;
+  using policy = std::conditional_t<hopper, hopper_policy, typename linrec_gradient_shape<T, Family>::policy>;
 };
 template <class T>
 using default_linrec_rows_policy = linrec_table<linrec_rows_shape, T>;
