@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace {
 
@@ -63,16 +65,27 @@ void check_tables() {
   EXPECT_FALSE(arch::fits(86, hopper_linrec::block_threads, 1, linrec_smem(std::type_identity<hopper_linrec>{})));
   EXPECT_FALSE(arch::fits(80, hopper_linrec::block_threads, 1, linrec_smem(std::type_identity<hopper_linrec>{})));
   EXPECT_TRUE(arch::table_fits<linrec_t>(linrec_smem));
-  // The backward pass: three arrays a tile; on Hopper the forward's tile in two buffers.
+  // The backward pass: three arrays a tile; on Hopper the forward's bytes per thread in two
+  // buffers: in the forward's blocks of 512 (one per SM), or for float in blocks of 256, two
+  // resident per SM (linrec_gradient_shape).
   using gradient_t = scanlab::linrec_detail::linrec_gradient_tuning<T>;
   const auto gradient_smem = [](auto policy) {
     return scanlab::linrec_detail::linrec_agent<typename decltype(policy)::type,
                                                 scanlab::linrec_detail::gradient_source<T>, T>::smem_bytes;
   };
   using hopper_gradient = arch::policy_for<gradient_t, 90>;
-  EXPECT_EQ(hopper_gradient::tile_items, hopper_linrec::tile_items);
+  const std::size_t hopper_gradient_smem = gradient_smem(std::type_identity<hopper_gradient>{});
+  EXPECT_EQ(hopper_gradient::items_per_thread, hopper_linrec::items_per_thread);
   EXPECT_EQ(hopper_gradient::buffers, 2);
-  EXPECT_GT(gradient_smem(std::type_identity<hopper_gradient>{}), 190u * 1024);
+  if constexpr (std::is_same_v<T, float>) {
+    EXPECT_EQ(hopper_gradient::block_threads, 256);
+    EXPECT_EQ(hopper_gradient::min_blocks_per_sm, 2);
+    EXPECT_TRUE(arch::fits(90, hopper_gradient::block_threads, 2, hopper_gradient_smem));
+    EXPECT_GT(hopper_gradient_smem, 90u * 1024);
+  } else {
+    EXPECT_EQ(hopper_gradient::tile_items, hopper_linrec::tile_items);
+    EXPECT_GT(hopper_gradient_smem, 190u * 1024);
+  }
   EXPECT_TRUE(arch::table_fits<gradient_t>(gradient_smem));
 
   using two_way_t = scanlab::partition_detail::partition_tuning<T>;
