@@ -200,7 +200,7 @@ def _reverse_backward(a: Any, x: Any, grad_x: Any, x0s: Any, offsets: Any, stati
     else:
         if length == 0:
             return a, a, jnp.zeros_like(x0s)
-        t = 0 if code == _api._INTERLEAVED or a.ndim == 1 else 1
+        t = _time_axis(code, a.ndim)
         first_step = jax.lax.slice_in_dim(a, 0, 1, axis=t)
         a_prev = jnp.concatenate([jnp.zeros_like(first_step), jax.lax.slice_in_dim(a, 0, length - 1, axis=t)], t)
         x_next = jnp.concatenate([jax.lax.slice_in_dim(x, 1, length, axis=t), x0s.reshape(first_step.shape)], t)
@@ -235,11 +235,11 @@ def _add_final_gradient(grad_x: Any, grad_final: Any, code: int, length: int, of
         return grad_x, jnp.where(nonempty, zero, grad_final)
     if length == 0:  # final = x0
         return grad_x, grad_final
-    step = 0 if reverse else -1
-    if grad_x.ndim == 1:
-        return grad_x.at[step].add(grad_final), None
-    if code == _api._INTERLEAVED:
-        return grad_x.at[step, :].add(grad_final), None
-    if code == _api._CHANNELS_LAST:
-        return grad_x.at[:, step, :].add(grad_final), None
-    return grad_x.at[:, step].add(grad_final), None
+    end = (slice(None),) * _time_axis(code, grad_x.ndim) + (0 if reverse else -1,)
+    return grad_x.at[end].add(grad_final), None
+
+
+def _time_axis(code: int, ndim: int) -> int:
+    """The axis of the steps (fixed-length layouts): 0 for one sequence and [length, batch],
+    1 for [batch, length] and [batch, length, channels]."""
+    return 0 if code == _api._INTERLEAVED or ndim == 1 else 1
