@@ -415,6 +415,9 @@ constexpr int linrec_stored_items(int bytes) {
   return linrec_items_of<S>(bytes, static_cast<int>(sizeof(S)));
 }
 // A per-architecture table (scanlab/arch.cuh) of Shape<T, Family>::policy.
+// The families with Hopper's limits (227 KB of shared memory a block: Hopper and
+// datacentre Blackwell), which take the shapes measured on Hopper.
+constexpr bool linrec_hopper_family(int family) { return family >= 90 && family < 120; }
 template <template <class, int> class Shape, class T>
 struct linrec_table {
   template <int Family>
@@ -424,8 +427,8 @@ struct linrec_table {
 };
 template <class T, int Family>
 struct linrec_shape {
-  static constexpr int bytes = Family >= 90 && Family < 120 ? 64 : (Family == 75 ? 16 : 32);
-  static constexpr bool prefetch = (Family >= 90 && Family < 120) || Family == 80;
+  static constexpr int bytes = linrec_hopper_family(Family) ? 64 : (Family == 75 ? 16 : 32);
+  static constexpr bool prefetch = linrec_hopper_family(Family) || Family == 80;
   using policy = linrec_policy<512, linrec_items<T>(bytes), 1, prefetch>;
 };
 template <class T>
@@ -453,13 +456,12 @@ using default_linrec_policy = linrec_tuning<T>;
 // 256 x 16 at 2/SM: 1.43 and 1.33 ms against 1.15).
 template <class T, int Family>
 struct linrec_gradient_shape {
-  static constexpr bool hopper = Family >= 90 && Family < 120;
   static constexpr int items(int bytes) { return linrec_items<T>(bytes); }
   static constexpr int small_threads = sizeof(linrec_state_t<T>) >= 16 ? 256 : 512;
   using hopper_policy = std::conditional_t<std::is_same_v<T, float>, linrec_buffers_policy<256, items(64), 2, 2, 1>,
                                            linrec_buffers_policy<512, items(64), 1, 2, 1>>;
   using policy = std::conditional_t<
-      hopper, hopper_policy,
+      linrec_hopper_family(Family), hopper_policy,
       std::conditional_t<Family == 80, linrec_policy<small_threads, items(32), 1, true>,
                          linrec_policy<small_threads, items(16), 1, false>>>;
 };
@@ -498,17 +500,16 @@ using default_linrec_gradient_policy = linrec_gradient_tuning<T>;
 //   against 0.224).
 template <class T, int Family>
 struct linrec_rows_shape {
-  static constexpr bool hopper = Family >= 90 && Family < 120;
   using hopper_policy = std::conditional_t<(sizeof(T) < 4), linrec_buffers_policy<128, linrec_stored_items<T>(64), 4, 2, 0>,
                                            linrec_policy<256, linrec_stored_items<T>(64), 2, false>>;
-  using policy = std::conditional_t<hopper, hopper_policy, typename linrec_shape<T, Family>::policy>;
+  using policy = std::conditional_t<linrec_hopper_family(Family), hopper_policy, typename linrec_shape<T, Family>::policy>;
 };
 template <class T, int Family>
 struct linrec_rows_gradient_shape {
-  static constexpr bool hopper = Family >= 90 && Family < 120;
   using hopper_policy = std::conditional_t<(sizeof(T) < 4), linrec_buffers_policy<256, linrec_stored_items<T>(32), 3, 2, 0>,
                                            linrec_buffers_policy<512, linrec_stored_items<T>(32), 1, 3, 0>>;
-  using policy = std::conditional_t<hopper, hopper_policy, typename linrec_gradient_shape<T, Family>::policy>;
+  using policy = std::conditional_t<linrec_hopper_family(Family), hopper_policy,
+                                    typename linrec_gradient_shape<T, Family>::policy>;
 };
 template <class T>
 using default_linrec_rows_policy = linrec_table<linrec_rows_shape, T>;
