@@ -18,11 +18,12 @@ using gradient_variant = detail_gpu::hopper_variant<Policy, default_linrec_gradi
 // threads, items per thread, resident blocks per SM, prefetch. The look-back kernel's
 // defaults count float states (512 x 16: 32 bytes of each array per thread), the rows
 // kernel's count storage (128 x 32 at 4/SM, the backward pass 256 x 16 at 3/SM, both in
-// two buffers; 256 x 32 and 512 x 16 in three before the H200 measurement); these are the shapes
+// two buffers; before the H200 measurement 256 x 32 at 2/SM in two buffers, the backward
+// pass 512 x 16 in three); these are the shapes
 // measured against them (primitives/docs/linrec.md, "16-bit tiles"). A variant's shape
 // serves whichever kernel the input takes (the rows kernel where its tile holds whole rows).
 using variant_512x32_1p = solve_variant<linrec_policy<512, 32, 1, true>>;  // float's bytes: spills
-using variant_256x16_2 = solve_variant<linrec_policy<256, 16, 2, false>>;  // the rows kernel's before
+using variant_256x16_2 = solve_variant<linrec_policy<256, 16, 2, false>>;  // the rows kernel's first (H100)
 using variant_256x32_2p = solve_variant<linrec_policy<256, 32, 2, true>>;
 using variant_512x32_1 = solve_variant<linrec_policy<512, 32, 1, false>>;
 using variant_256x32_2 = solve_variant<linrec_policy<256, 32, 2, false>>;  // the rows kernel's before
