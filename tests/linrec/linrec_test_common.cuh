@@ -372,7 +372,7 @@ void single_sequence_test(a_kind kind) {
 // Every launch mode, with capped grids (many look-back rounds): the same bits. The largest
 // size has more tiles than a resident grid and spans six look-back windows, so the full
 // grid's look-backs find the window prefixes of the same step not yet out and form them
-// from the earlier windows (tile_state's walk).
+// from the earlier windows (tile_state's speculative first poll, or its walk).
 template <class T>
 void modes_test() {
   const std::uint64_t seed = test_seed();

@@ -681,6 +681,18 @@ struct linrec_agent {
   static constexpr int states = 1;
   static constexpr int park_buffers = 0;
   static constexpr bool early_look_back = true;
+  // The look-back is on the step's critical path (the other warps wait for warp 0 at the
+  // block scan's barrier), and a resident grid's tiles of one step span about four windows,
+  // so most look-backs find C_w not yet out: for real states the first round trip also
+  // loads the three windows before (H200, 2026-11-28, one sequence, scanlab-linrec --bench:
+  // 2^28 float 0.935 ms against 1.051, bfloat16 0.951 against 0.981, 2^27 double 1.085
+  // against 1.152, float [1000, 70001] 0.278 against 0.301, float backward 1.640 against
+  // 1.664; primitives/docs/linrec.md "The look-back's round trips"). Not for the complex
+  // types (an earlier form: complex64 2.47 ms against 1.27, complex128 at one window 3.66
+  // against 1.63: their kernels are at the register cap) nor the backward pass of double
+  // (1.92 ms against 1.85).
+  static constexpr int look_back_depth =
+      !is_complex_v<T> && (!gradient || sizeof(T) == 4) ? 3 : 0;
 
   const params_t& p;
   temp_storage& s;

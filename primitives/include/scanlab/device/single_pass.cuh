@@ -152,6 +152,16 @@ class single_pass {
       return 0;
     }
   }();
+  // Optional: Worker::look_back_depth > 0 makes each look-back's first round trip also
+  // load that many earlier windows (tile_state::exclusive_prefix): fewer second round trips
+  // where the look-back is on a step's critical path (early_look_back workers).
+  static constexpr int look_back_depth = [] {
+    if constexpr (requires { Worker::look_back_depth; }) {
+      return Worker::look_back_depth;
+    } else {
+      return 0;
+    }
+  }();
 
   __device__ single_pass(Worker& worker, const schedule_t& schedule, storage_t& storage)
       : w_(worker), p_(schedule), s_(storage), warp_(static_cast<int>(threadIdx.x / 32)),
@@ -274,7 +284,7 @@ class single_pass {
   // One warp: the tile's prefix of state k (the walk of tile_state::exclusive_prefix) into
   // slot step & 1.
   __device__ void look_back_state(int k, const parked_tile& t) {
-    const V prefix = p_.state[k].exclusive_prefix(t.tile, t.aggregate[k], w_.op());
+    const V prefix = p_.state[k].template exclusive_prefix<look_back_depth>(t.tile, t.aggregate[k], w_.op());
     if (lane_ == 0) s_.prefix[t.step & 1][k].store(prefix);
   }
 

@@ -196,20 +196,33 @@ class tile_state {
   // the walk goes one window further back, two windows per poll, until a published
   // prefix (or tile 0) is reached; the window totals met on the way are folded forward
   // from it. Only aggregates are ever waited for, and tiles publish them early.
-  template <class Op>
+  //
+  // Depth > 0 makes the first round trip speculative: it also loads the aggregates of the
+  // Depth windows before the tile's and their published prefixes, so that a tile whose
+  // C_w is not out yet (the tile ending the previous window is still looking back itself)
+  // usually forms it without a second round trip. Worth it where the look-back is on the
+  // critical path and the tiles published a step earlier (linear recurrences); the same
+  // bits either way.
+  template <int Depth = 0, class Op>
   __device__ T exclusive_prefix(std::int64_t tile, const T& own_aggregate, Op op) const {
     const int lane = static_cast<int>(detail::scan_lane());
     const int position = static_cast<int>(tile % window_tiles);
     const std::int64_t window = tile / window_tiles;
     const std::int64_t first = tile - position;
     // One round trip in the common case: the earlier aggregates of this window and the
-    // window's published prefix are polled together.
+    // window's published prefix are polled together (Depth > 0: lane d also polls C_{w-d},
+    // and the Depth windows before are polled with them).
     T value = own_aggregate;
     tile_status status = tile_status::aggregate;
-    if (lane < position) status = poll_aggregate(first + lane, value);
     T published;
     tile_status published_status = tile_status::invalid;
-    if (window > 0 && lane == 0) published_status = poll_window_prefix(window, published);
+    earlier_windows<Depth> earlier;
+    if constexpr (Depth == 0) {
+      if (lane < position) status = poll_aggregate(first + lane, value);
+      if (window > 0 && lane == 0) published_status = poll_window_prefix(window, published);
+    } else {
+      earlier = first_round_trip<Depth>(tile, value, status, published, published_status);
+    }
     while (!__all_sync(detail::full_warp_mask, status != tile_status::invalid)) {
       if (lane < position) status = poll_aggregate(first + lane, value);
     }
@@ -224,7 +237,9 @@ class tile_state {
       if (__shfl_sync(detail::full_warp_mask, published_status == tile_status::inclusive ? 1 : 0, 0) != 0) {
         before_window = detail::shfl_idx(published, 0);
       } else {
-        window_prefix(window, op, before_window);
+        bool formed = false;
+        if constexpr (Depth > 0) formed = polled_prefix(window, op, earlier, published, published_status, before_window);
+        if (!formed) window_prefix(window, op, before_window);
       }
     }
     if (position == window_tiles - 1) {
@@ -386,6 +401,85 @@ class tile_state {
     }
   }
 
+  // The aggregates of the Depth windows before a tile's window, polled with the look-back's
+  // first round trip: lane i holds tile i of window w-1-e in value[e] (status invalid where
+  // unpublished or below window 0).
+  template <int Depth>
+  struct earlier_windows {
+    T value[Depth > 0 ? Depth : 1];
+    tile_status status[Depth > 0 ? Depth : 1];
+  };
+
+  // The first round trip with Depth > 0: the aggregates of the earlier tiles in the
+  // window (lane < position: value, status), lane d's published prefix C_{w-d} (d = 0 ..
+  // Depth) and the Depth windows before, every load issued before any slot is decoded: a
+  // decode waits for its load, and held before a later load it costs a round trip (polled
+  // one slot after another, the look-back was slower than without the earlier windows;
+  // the depth-0 poll above waits once, between its two slots). The compiler puts the own
+  // window's decode right after its load whatever the source order, so that load goes
+  // last (sm_90 SASS: the ten loads of float's maps back to back).
+  template <int Depth>
+  __device__ earlier_windows<Depth> first_round_trip(std::int64_t tile, T& value, tile_status& status, T& published,
+                                                     tile_status& published_status) const {
+    const int lane = static_cast<int>(detail::scan_lane());
+    const int position = static_cast<int>(tile % window_tiles);
+    const std::int64_t window = tile / window_tiles;
+    const bool polls_prefix = lane <= Depth && window - lane >= 1;
+    std::uint64_t own_words[words] = {};
+    std::uint64_t prefix_words[words] = {};
+    std::uint64_t window_words[Depth][words] = {};  // left zero: invalid
+    if (polls_prefix) load(window_slots_, window - lane, prefix_words);
+#pragma unroll
+    for (int e = 0; e < Depth; ++e) {
+      if (window - 1 - e >= 0) load(tile_slots_, (window - 1 - e) * window_tiles + lane, window_words[e]);
+    }
+    if (lane < position) load(tile_slots_, tile - position + lane, own_words);
+    // Decoded whether loaded or not (words not loaded read invalid).
+    T polled;
+    const tile_status own_status = decode(own_words, polled);
+    if (lane < position) {
+      status = own_status;
+      if (own_status != tile_status::invalid) value = polled;
+    }
+    published_status = decode(prefix_words, published);
+    earlier_windows<Depth> earlier;
+#pragma unroll
+    for (int e = 0; e < Depth; ++e) earlier.status[e] = decode(window_words[e], earlier.value[e]);
+    return earlier;
+  }
+
+  // C_w from the earlier windows of the first round trip: C_{w-d} op R_{w-d} op ... op
+  // R_{w-1} for the least d whose C_{w-d} was published (lane d's poll; or w - d = 0:
+  // nothing before), each window on the way complete: the walk's expression
+  // (window_prefix), so the same bits. False if the poll did not reach one (the walk
+  // takes over).
+  template <int Depth, class Op>
+  __device__ bool polled_prefix(std::int64_t window, Op op, const earlier_windows<Depth>& earlier, const T& published,
+                                tile_status published_status, T& prefix) const {
+    const int lane = static_cast<int>(detail::scan_lane());
+    const unsigned found = __ballot_sync(detail::full_warp_mask, lane <= Depth && published_status == tile_status::inclusive);
+    T totals[Depth];  // totals[e]: R_{w-1-e}
+#pragma unroll
+    for (int d = 1; d <= Depth; ++d) {
+      if (!__all_sync(detail::full_warp_mask, earlier.status[d - 1] != tile_status::invalid)) return false;
+      totals[d - 1] = detail::shfl_idx(warp_inclusive_scan(earlier.value[d - 1], op), window_tiles - 1);
+      const bool start_found = (found >> d) & 1u;
+      if (start_found || window - d == 0) {
+        bool has = start_found;
+        T acc;
+        if (start_found) acc = detail::shfl_idx(published, d);
+#pragma unroll
+        for (int e = d - 1; e >= 0; --e) {
+          acc = tile_state_detail::then(has, acc, totals[e], op);
+          has = true;
+        }
+        prefix = acc;
+        return true;
+      }
+    }
+    return false;
+  }
+
   static __device__ void clear(std::uint64_t* slots, std::int64_t index) {
 #pragma unroll
     for (int w = 0; w < words; ++w) tile_state_detail::store_relaxed(slots + index * words + w, 0);
@@ -404,8 +498,15 @@ class tile_state {
   // All words are loaded before any is looked at: one round trip.
   static __device__ tile_status poll(const std::uint64_t* slots, std::int64_t index, T& value) {
     std::uint64_t word[words];
+    load(slots, index, word);
+    return decode(word, value);
+  }
+  static __device__ void load(const std::uint64_t* slots, std::int64_t index, std::uint64_t (&word)[words]) {
 #pragma unroll
     for (int w = 0; w < words; ++w) word[w] = tile_state_detail::load_relaxed(slots + index * words + w);
+  }
+  // A slot's words as loaded: its status (invalid unless every word says valid) and value.
+  static __device__ tile_status decode(const std::uint64_t (&word)[words], T& value) {
     std::uint32_t bits[words];
     bool valid = true;
 #pragma unroll
