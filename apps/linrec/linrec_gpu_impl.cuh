@@ -1,5 +1,7 @@
 // scanlab-linrec, GPU side, for one element type (included by linrec_gpu_<type>.cu, one
 // instantiation each: float, double, __half, __nv_bfloat16, complex<float>, complex<double>).
+// scanlab's kernels at the default tile shapes are linked from scanlab_linrec_instances
+// (instances/linrec_instances.cuh declares them); the tuning variants are compiled here.
 //
 // What is run:
 //   scanlab   scanlab::solve_linear_recurrence on the form's source (linrec_ab, linrec_lambda,
@@ -24,6 +26,7 @@
 #include "linrec/linrec_types.hpp"
 
 #include "common/device_buffer.hpp"
+#include "instances/linrec_instances.cuh"
 
 #include <scanlab/algorithms/linrec.cuh>
 #include <scanlab/arch.cuh>

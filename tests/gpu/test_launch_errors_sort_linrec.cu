@@ -2,6 +2,7 @@
 // scanlab::exclusive_sum, which does), the three-phase compaction (also built on the scan)
 // and linear recurrences (see launch_errors_common.cuh for the modes).
 #include "gpu/launch_errors_common.cuh"
+#include "instances/linrec_instances.cuh"
 
 #include <scanlab/algorithms/linrec.cuh>
 #include <scanlab/algorithms/quicksort.cuh>

@@ -4,6 +4,7 @@
 // captured: the tests check that it says so with an error status, and that a leaf-sized sort
 // (no partition level, no synchronisation) is either refused or captured safely.
 #include "graph/graph_test_common.cuh"
+#include "instances/linrec_instances.cuh"
 #include "linrec/linrec_test_reference.hpp"
 
 #include <scanlab/algorithms/linrec.cuh>

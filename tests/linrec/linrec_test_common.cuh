@@ -8,6 +8,7 @@
 #include "common/device_buffer.hpp"
 #include "common/gpu_test.hpp"
 #include "common/test_util.hpp"
+#include "instances/linrec_instances.cuh"
 #include "linrec/linrec_cub.cuh"
 #include "linrec/linrec_test_reference.hpp"
 
