@@ -42,20 +42,6 @@ std::int64_t gradient_rows_tile_of() {
   return items;
 }
 
-// Runs call(temp, bytes) as a library call is run: the size query, then the work in
-// temporary storage filled with garbage and with the outputs filled with NaN (anything left
-// unwritten fails), then waits for it.
-template <class Call, class... Outputs>
-void query_and_run(const Call& call, Outputs&... outputs) {
-  std::size_t bytes = 0;
-  SCANLAB_CHECK(call(nullptr, bytes));
-  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-  temp.fill_bytes(0xa5);
-  (outputs.fill_bytes(0xff), ...);
-  SCANLAB_CHECK(call(temp.data(), bytes));
-  SCANLAB_CHECK(cudaDeviceSynchronize());
-}
-
 // ---- reverse ----
 
 // scanlab's reverse solve of the (a, b) form (x, or the final states x[0]) by the general entry point.
@@ -91,11 +77,8 @@ std::vector<T> run_cub_reverse(const host_problem<T>& h, const shape& s) {
   pr.length = s.length;
   pr.interleaved = s.layout == batch_layout::interleaved;
   pr.reverse = true;
-  std::size_t bytes = 0;
-  SCANLAB_CHECK(cubx::solve(nullptr, bytes, pr, d_x.data(), nullptr));
-  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes > 0 ? bytes : 1));
-  SCANLAB_CHECK(cubx::solve(temp.data(), bytes, pr, d_x.data(), nullptr));
-  SCANLAB_CHECK(cudaDeviceSynchronize());
+  query_and_run([&](void* temp, std::size_t& bytes) { return cubx::solve(temp, bytes, pr, d_x.data(), nullptr); },
+                d_x);
   return d_x.to_host();
 }
 
@@ -165,17 +148,15 @@ void reverse_batched_test(batch_layout layout) {
         device_buffer<T> d_p(view(h.p)), d_q(view(h.q)), d_x0s(view(h.x0s)), d_x(batch * length), d_final(batch);
         const auto src = linrec_reverse(linrec_ab(static_cast<const T*>(d_p.data()), static_cast<const T*>(d_q.data())));
         for (bool final_only : {false, true}) {
-          std::size_t bytes = 0;
           T* x = final_only ? nullptr : d_x.data();
           T* fin = final_only ? d_final.data() : nullptr;
           const ld::linrec_options o{.segments = segments};
-          SCANLAB_CHECK((ld::dispatch_columns<policy<T>>(nullptr, bytes, src, x, fin, batch, length, d_x0s.data(),
-                                                         T{}, nullptr, o)));
-          device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-          (final_only ? d_final : d_x).fill_bytes(0xff);
-          SCANLAB_CHECK((ld::dispatch_columns<policy<T>>(temp.data(), bytes, src, x, fin, batch, length,
-                                                         d_x0s.data(), T{}, nullptr, o)));
-          SCANLAB_CHECK(cudaDeviceSynchronize());
+          query_and_run(
+              [&](void* temp, std::size_t& bytes) {
+                return ld::dispatch_columns<policy<T>>(temp, bytes, src, x, fin, batch, length, d_x0s.data(), T{},
+                                                       nullptr, o);
+              },
+              final_only ? d_final : d_x);
           const std::vector<T> got = (final_only ? d_final : d_x).to_host();
           const auto r = check_reverse(h, s, view(got), final_only);
           EXPECT_TRUE(r.pass()) << (final_only ? "final states: " : "x: ") << describe(r);
@@ -211,14 +192,12 @@ void reverse_final_and_forms_test() {
       for (auto& l : h.p) l = make_value<T>(unit(rng));
       device_buffer<T> d_p(view(h.p)), d_q(view(h.q)), d_x0s(view(h.x0s)), d_x(batch * length);
       const auto solve = [&](auto src, reference_form form, double alpha) {
-        std::size_t bytes = 0;
-        SCANLAB_CHECK(solve_linear_recurrence(nullptr, bytes, src, d_x.data(), static_cast<T*>(nullptr), batch, length,
-                                              layout, static_cast<const T*>(d_x0s.data())));
-        device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-        d_x.fill_bytes(0xff);
-        SCANLAB_CHECK(solve_linear_recurrence(temp.data(), bytes, src, d_x.data(), static_cast<T*>(nullptr), batch,
-                                              length, layout, static_cast<const T*>(d_x0s.data())));
-        SCANLAB_CHECK(cudaDeviceSynchronize());
+        query_and_run(
+            [&](void* temp, std::size_t& bytes) {
+              return solve_linear_recurrence(temp, bytes, src, d_x.data(), static_cast<T*>(nullptr), batch, length,
+                                             layout, static_cast<const T*>(d_x0s.data()));
+            },
+            d_x);
         const std::vector<T> got = d_x.to_host();
         const auto rf = check_reverse(h, s, view(got), false, form, alpha);
         EXPECT_TRUE(rf.pass()) << "form " << static_cast<int>(form) << ": " << describe(rf);
@@ -398,12 +377,8 @@ gradients<T> run_cub_backward(const gradient_case<T>& c) {
   pr.batch = c.s.batch;
   pr.length = c.s.length;
   pr.interleaved = c.s.layout == batch_layout::interleaved;
-  std::size_t bytes = 0;
-  SCANLAB_CHECK(cubx::solve_gradient(nullptr, bytes, pr, nullptr));
-  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes > 0 ? bytes : 1));
-  d_gx0.fill_bytes(0xff);
-  SCANLAB_CHECK(cubx::solve_gradient(temp.data(), bytes, pr, nullptr));
-  SCANLAB_CHECK(cudaDeviceSynchronize());
+  query_and_run([&](void* temp, std::size_t& bytes) { return cubx::solve_gradient(temp, bytes, pr, nullptr); },
+                d_gx0);
   return {d_ga.to_host(), d_gb.to_host(), d_gx0.to_host()};
 }
 
@@ -480,16 +455,12 @@ void backward_batched_test(batch_layout layout) {
       device_buffer<T> d_ga(n), d_gb(n), d_gx0(batch);
       const ld::gradient_source<T> src{d_a.data(), d_gx.data(), d_x.data(), d_ga.data(), d_gx0.data()};
       const ld::linrec_options o{.segments = segments};
-      std::size_t bytes = 0;
-      SCANLAB_CHECK(ld::dispatch_gradient_columns<policy<T>>(nullptr, bytes, src, d_gb.data(), batch, length,
-                                                             d_x0s.data(), T{}, nullptr, o));
-      device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-      d_ga.fill_bytes(0xff);
-      d_gb.fill_bytes(0xff);
-      d_gx0.fill_bytes(0xff);
-      SCANLAB_CHECK(ld::dispatch_gradient_columns<policy<T>>(temp.data(), bytes, src, d_gb.data(), batch, length,
-                                                             d_x0s.data(), T{}, nullptr, o));
-      SCANLAB_CHECK(cudaDeviceSynchronize());
+      query_and_run(
+          [&](void* temp, std::size_t& bytes) {
+            return ld::dispatch_gradient_columns<policy<T>>(temp, bytes, src, d_gb.data(), batch, length,
+                                                            d_x0s.data(), T{}, nullptr, o);
+          },
+          d_ga, d_gb, d_gx0);
       const gradients<T> g{d_ga.to_host(), d_gb.to_host(), d_gx0.to_host()};
       const auto r = check_gradients(c, g);
       EXPECT_TRUE(r.pass()) << describe(r);
@@ -634,11 +605,6 @@ void backward_special_values_test() {
     EXPECT_FALSE(is_nan(g.b[at(0, 0)]));
     EXPECT_FALSE(is_nan(g.x0[0]));
   }
-}
-
-template <class T>
-bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
 }
 
 // ---- short rows: the rows kernel, reverse and backward ----

@@ -45,14 +45,11 @@ layout_result<T> solve_shape(const Source& src, const Shape& shape, std::int64_t
   T* x = want_x ? d_x.data() : nullptr;
   T* fin = want_final ? d_final.data() : nullptr;
   const T* states = x0s.empty() ? nullptr : d_x0s.data();
-  std::size_t bytes = 0;
-  SCANLAB_CHECK(solve_linear_recurrence(nullptr, bytes, src, x, fin, shape, states, T(0), nullptr, options));
-  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-  temp.fill_bytes(0xa5);  // uninitialised temp storage is fine
-  if (want_x) d_x.fill_bytes(0xff);
-  if (want_final) d_final.fill_bytes(0xff);
-  SCANLAB_CHECK(solve_linear_recurrence(temp.data(), bytes, src, x, fin, shape, states, T(0), nullptr, options));
-  SCANLAB_CHECK(cudaDeviceSynchronize());
+  query_and_run(
+      [&](void* temp, std::size_t& bytes) {
+        return solve_linear_recurrence(temp, bytes, src, x, fin, shape, states, T(0), nullptr, options);
+      },
+      d_x, d_final);
   layout_result<T> out;
   if (want_x) out.x = d_x.to_host();
   if (want_final) out.final_states = d_final.to_host();
@@ -69,14 +66,9 @@ struct gradient_result {
 template <class T, class Call>
 gradient_result<T> run_backward_call(std::int64_t n, std::int64_t sequences, Call&& call) {
   device_buffer<T> d_ga(n), d_gb(n), d_gx0(sequences);
-  std::size_t bytes = 0;
-  SCANLAB_CHECK(call(nullptr, bytes, d_ga.data(), d_gb.data(), d_gx0.data()));
-  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-  d_ga.fill_bytes(0xff);
-  d_gb.fill_bytes(0xff);
-  d_gx0.fill_bytes(0xff);
-  SCANLAB_CHECK(call(temp.data(), bytes, d_ga.data(), d_gb.data(), d_gx0.data()));
-  SCANLAB_CHECK(cudaDeviceSynchronize());
+  query_and_run(
+      [&](void* temp, std::size_t& bytes) { return call(temp, bytes, d_ga.data(), d_gb.data(), d_gx0.data()); }, d_ga,
+      d_gb, d_gx0);
   return {d_ga.to_host(), d_gb.to_host(), d_gx0.to_host()};
 }
 
@@ -182,17 +174,13 @@ void channels_last_paths_test() {
     ld::linrec_options options;
     options.segments = segments;
     const auto src = ld::ab_source<T>{d_p.data(), d_q.data()};
-    std::size_t bytes = 0;
-    const auto call = [&](void* temp) {
-      return ld::dispatch_columns<policy<T>>(temp, bytes, src, d_x.data(), d_final.data(), layout.sequences, length,
-                                             static_cast<const T*>(d_x0s.data()), T(0), nullptr, options, channels);
-    };
-    SCANLAB_CHECK(call(nullptr));
-    device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-    d_x.fill_bytes(0xff);
-    d_final.fill_bytes(0xff);
-    SCANLAB_CHECK(call(temp.data()));
-    SCANLAB_CHECK(cudaDeviceSynchronize());
+    query_and_run(
+        [&](void* temp, std::size_t& bytes) {
+          return ld::dispatch_columns<policy<T>>(temp, bytes, src, d_x.data(), d_final.data(), layout.sequences,
+                                                 length, static_cast<const T*>(d_x0s.data()), T(0), nullptr, options,
+                                                 channels);
+        },
+        d_x, d_final);
     const auto x = d_x.to_host();
     const auto fin = d_final.to_host();
     const auto ops = reference_operands(h);
@@ -267,19 +255,13 @@ void channels_last_tiled_test() {
       const T* states = h.x0s.empty() ? nullptr : d_x0s.data();
       const auto run = [&](auto src, bool want_x, bool want_final) {
         device_buffer<T> d_x(want_x ? n : 0), d_final(want_final ? sequences : 0);
-        std::size_t bytes = 0;
-        const auto call = [&](void* temp) {
-          return ld::dispatch_columns<policy<T>>(temp, bytes, src, want_x ? d_x.data() : nullptr,
-                                                 want_final ? d_final.data() : nullptr, sequences, s.t, states, T(0),
-                                                 nullptr, options, s.c);
-        };
-        SCANLAB_CHECK(call(nullptr));
-        device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-        temp.fill_bytes(0xa5);
-        if (want_x) d_x.fill_bytes(0xff);
-        if (want_final) d_final.fill_bytes(0xff);
-        SCANLAB_CHECK(call(temp.data()));
-        SCANLAB_CHECK(cudaDeviceSynchronize());
+        query_and_run(
+            [&](void* temp, std::size_t& bytes) {
+              return ld::dispatch_columns<policy<T>>(temp, bytes, src, want_x ? d_x.data() : nullptr,
+                                                     want_final ? d_final.data() : nullptr, sequences, s.t, states,
+                                                     T(0), nullptr, options, s.c);
+            },
+            d_x, d_final);
         layout_result<T> out;
         if (want_x) out.x = d_x.to_host();
         if (want_final) out.final_states = d_final.to_host();
@@ -317,19 +299,12 @@ void channels_last_tiled_test() {
           const std::vector<T> grad_x = random_states<T>(n, seed + 101);
           device_buffer<T> d_x(view(both.x)), d_gx(view(grad_x)), d_ga(n), d_gb(n), d_gx0(sequences);
           const ld::gradient_source<T> gsrc{p, d_gx.data(), d_x.data(), d_ga.data(), d_gx0.data()};
-          std::size_t bytes = 0;
-          const auto call = [&](void* temp) {
-            return ld::dispatch_gradient_columns<policy<T>>(temp, bytes, gsrc, d_gb.data(), sequences, s.t, states,
-                                                            T(0), nullptr, options, s.c);
-          };
-          SCANLAB_CHECK(call(nullptr));
-          device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-          temp.fill_bytes(0xa5);
-          d_ga.fill_bytes(0xff);
-          d_gb.fill_bytes(0xff);
-          d_gx0.fill_bytes(0xff);
-          SCANLAB_CHECK(call(temp.data()));
-          SCANLAB_CHECK(cudaDeviceSynchronize());
+          query_and_run(
+              [&](void* temp, std::size_t& bytes) {
+                return ld::dispatch_gradient_columns<policy<T>>(temp, bytes, gsrc, d_gb.data(), sequences, s.t,
+                                                                states, T(0), nullptr, options, s.c);
+              },
+              d_ga, d_gb, d_gx0);
           const auto ga = d_ga.to_host(), gb = d_gb.to_host(), gx0 = d_gx0.to_host();
           const auto rg = reference_check_gradients_layout<T>(view(h.p), view(both.x), view(grad_x), layout,
                                                               view(h.x0s), T(0), view(ga), view(gb), view(gx0));
@@ -374,22 +349,17 @@ void channels_last_tiled_special_test() {
   const auto ops = reference_operands(h);
   for (const bool reverse : {false, true}) {
     SCOPED_TRACE(reverse ? "reverse" : "forward");
-    std::size_t bytes = 0;
-    const auto call = [&](auto src, void* temp) {
+    const auto call = [&](auto src, void* temp, std::size_t& bytes) {
       return ld::dispatch_columns<policy<T>>(temp, bytes, src, d_x.data(), d_final.data(), sequences, length,
                                              static_cast<const T*>(d_x0s.data()), T(0), nullptr, options, channels);
     };
-    const auto solve = [&](void* temp) {
-      const T* p = d_p.data();
-      const T* q = d_q.data();
-      return reverse ? call(linrec_reverse(linrec_ab(p, q)), temp) : call(linrec_ab(p, q), temp);
-    };
-    SCANLAB_CHECK(solve(nullptr));
-    device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-    d_x.fill_bytes(0xff);
-    d_final.fill_bytes(0xff);
-    SCANLAB_CHECK(solve(temp.data()));
-    SCANLAB_CHECK(cudaDeviceSynchronize());
+    query_and_run(
+        [&](void* temp, std::size_t& bytes) {
+          const T* p = d_p.data();
+          const T* q = d_q.data();
+          return reverse ? call(linrec_reverse(linrec_ab(p, q)), temp, bytes) : call(linrec_ab(p, q), temp, bytes);
+        },
+        d_x, d_final);
     const auto x = d_x.to_host();
     const auto fin = d_final.to_host();
     const auto rx = reference_check_layout(ops, layout, view(h.x0s), T(0), view(x), false, reverse);

@@ -38,6 +38,26 @@ namespace cubx = scanlab::linrec_cub;
 
 template <class T>
 using policy = ld::default_linrec_policy<T>;
+
+// Runs call(temp, bytes) as a library call is run: the size query, then the work in
+// temporary storage filled with garbage and with the outputs filled with NaN (anything left
+// unwritten fails), then waits for it. (At least one byte: a null temp pointer is a query.)
+template <class Call, class... Outputs>
+void query_and_run(const Call& call, Outputs&... outputs) {
+  std::size_t bytes = 0;
+  SCANLAB_CHECK(call(nullptr, bytes));
+  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes > 0 ? bytes : 1));
+  temp.fill_bytes(0xa5);
+  (outputs.fill_bytes(0xff), ...);
+  SCANLAB_CHECK(call(temp.data(), bytes));
+  SCANLAB_CHECK(cudaDeviceSynchronize());
+}
+
+// The same bits (and size).
+template <class T>
+bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
+}
 // The rows kernel's own shape (short rows), as the public entry points take it.
 template <class T>
 using rows_policy = ld::default_linrec_rows_policy<T>;
@@ -282,24 +302,20 @@ std::vector<T> run_scanlab(const Source& src, const host_problem<T>& h, const sh
                            ld::linrec_options options = {}) {
   const std::int64_t n = s.batch * s.length;
   device_buffer<T> d_x(final_only ? s.batch : n);
-  d_x.fill_bytes(0xff);
   device_buffer<T> d_x0s(view(h.x0s));
   const T* x0s = h.x0s.empty() ? nullptr : d_x0s.data();
   T* x = final_only ? nullptr : d_x.data();
   T* fin = final_only ? d_x.data() : nullptr;
-  std::size_t bytes = 0;
-  const auto call = [&](void* temp) {
-    if (s.layout == batch_layout::interleaved) {
-      return ld::dispatch_columns<policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr, options);
-    }
-    return ld::dispatch_rows<policy<T>, rows_policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr,
-                                                        options);
-  };
-  SCANLAB_CHECK(call(nullptr));
-  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes));
-  d_x.fill_bytes(0xff);  // NaN: anything left unwritten fails
-  SCANLAB_CHECK(call(temp.data()));
-  SCANLAB_CHECK(cudaDeviceSynchronize());
+  query_and_run(
+      [&](void* temp, std::size_t& bytes) {
+        if (s.layout == batch_layout::interleaved) {
+          return ld::dispatch_columns<policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0, nullptr,
+                                                 options);
+        }
+        return ld::dispatch_rows<policy<T>, rows_policy<T>>(temp, bytes, src, x, fin, s.batch, s.length, x0s, h.x0,
+                                                            nullptr, options);
+      },
+      d_x);
   return d_x.to_host();
 }
 
@@ -338,10 +354,8 @@ void check_ab(const host_problem<T>& h, const shape& s, ld::linrec_options optio
   pr.length = s.length;
   pr.interleaved = interleaved;
   device_buffer<T> d_cub(s.batch * s.length);
-  std::size_t bytes = 0;
-  SCANLAB_CHECK(cubx::solve(nullptr, bytes, pr, d_cub.data(), nullptr));
-  device_buffer<unsigned char> temp(static_cast<std::int64_t>(bytes > 0 ? bytes : 1));
-  SCANLAB_CHECK(cubx::solve(temp.data(), bytes, pr, d_cub.data(), nullptr));
+  query_and_run([&](void* temp, std::size_t& bytes) { return cubx::solve(temp, bytes, pr, d_cub.data(), nullptr); },
+                d_cub);
   const std::vector<T> y = d_cub.to_host();
   const auto rc = reference_check(ops, s.batch, s.length, interleaved, view(h.x0s), h.x0, view(y), false);
   EXPECT_TRUE(rc.pass()) << "CUB: " << describe(rc);
