@@ -81,13 +81,13 @@ void expect_onesweep(int hopper, int middle, int turing) {
 
 TEST(arch_sorts, RadixOnesweepBlocksPerFamily) {
   expect_onesweep<4, 0>(3, 2, 1);
-  expect_onesweep<4, 4>(2, 2, 1);
+  expect_onesweep<4, 4>(3, 2, 1);
   expect_onesweep<8, 0>(3, 2, 1);
   expect_onesweep<8, 8>(3, 2, 1);
   expect_onesweep<4, 8>(3, 2, 1);
   expect_onesweep<1, 0>(3, 3, 2);
   expect_onesweep<2, 0>(3, 3, 2);
-  expect_onesweep<1, 4>(2, 2, 1);
+  expect_onesweep<1, 4>(3, 2, 1);
   // Hopper's 3 blocks of 384 threads are more than Turing's SM holds (what ptxas warned of).
   EXPECT_GT(scanlab::radix_sort_policy<4>::block_threads * scanlab::radix_sort_policy<4>::min_blocks_per_sm,
             arch::limits_of(75).threads_per_sm);

@@ -114,9 +114,11 @@ __global__ void __launch_bounds__(256) widen_kernel(const Narrow* in, Wide* out,
   }
 }
 
-// radix_argsort's one pass for 64-bit indices of n <= 2^32 keys: the positions travel as
-// 4-byte values (every pass of a 4-byte key then moves 8 bytes an item, not 12), into temp
-// storage, and one kernel widens them into d_permutation. Temp: the sort's plus 4n bytes.
+// radix_argsort for 64-bit indices of n <= 2^32 keys: the positions travel as 4-byte
+// values (every pass of a 4-byte key then moves 8 bytes an item, not 12) through a buffer
+// in temp storage. Onesweep's last pass writes them widened into d_permutation; the
+// multipass teaching path sorts into the buffer and one kernel widens them after it.
+// Temp: the sort's plus 4n bytes.
 template <class Policy, class Key, class Index>
 [[nodiscard]] cudaError_t argsort_narrow(void* d_temp, std::size_t& temp_bytes, const Key* d_keys_in,
                                          Index* d_permutation, std::int64_t n, const radix_sort_options& options,
@@ -129,6 +131,11 @@ template <class Policy, class Key, class Index>
   r.values_in = nullptr;                               // the values are the input positions
   detail::temp_carver carve(d_temp);
   r.values_out = carve.take<value_bits_t<4>>(static_cast<std::size_t>(n));
+  const bool fused = options.algorithm == radix_sort_algorithm::onesweep;
+  if (fused) {
+    static_assert(sizeof(Index) == sizeof(std::uint64_t));
+    r.values_out_wide = reinterpret_cast<std::uint64_t*>(d_permutation);
+  }
   std::size_t sort_bytes = 0;
   if (d_temp == nullptr) {
     SCANLAB_TRY(run<Policy>(nullptr, sort_bytes, r, options.algorithm, stream));
@@ -141,7 +148,7 @@ template <class Policy, class Key, class Index>
   unsigned char* sort_temp = carve.take<unsigned char>(sort_bytes);
   if (carve.bytes() > temp_bytes) return cudaErrorInvalidValue;
   SCANLAB_TRY(run<Policy>(sort_temp, sort_bytes, r, options.algorithm, stream));
-  if (n == 0) return cudaSuccess;
+  if (n == 0 || fused) return cudaSuccess;
   constexpr int threads = 256;
   const std::int64_t blocks = detail::ceil_div<std::int64_t>(n, threads * 8);
   return detail::launch(widen_kernel<Index, value_bits_t<4>>, dim3(static_cast<unsigned>(blocks < 65536 ? blocks : 65536)),

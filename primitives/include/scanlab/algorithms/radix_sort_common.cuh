@@ -173,6 +173,9 @@ struct sort_request {
   Bits* keys_out = nullptr;          // null: the sorted keys are not wanted (argsort)
   const Value* values_in = nullptr;  // null (with values): the values are the input positions
   Value* values_out = nullptr;
+  // Non-null (4-byte values, onesweep only): the last pass writes the values here, widened
+  // to 64 bits, and values_out is only a buffer between passes (argsort into 64-bit indices).
+  std::uint64_t* values_out_wide = nullptr;
   std::int64_t n = 0;
   key_transform<Bits, IsFloat> transform{};
   pass_plan plan{};

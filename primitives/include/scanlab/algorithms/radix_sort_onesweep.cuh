@@ -65,6 +65,13 @@ enum class onesweep_ranking {
 //          1.0 ms histogram (0.54 ms now);
 //   pairs (4-byte values): 384 x 16 (2 blocks/SM) 10.28 ms; 512 x 12 10.60; 256 x 20 10.74;
 //          384 x 12 (3 blocks/SM) 11.14.
+//   Again on an H200 (2026-11-29), float keys with 32-bit positions (argsort, the last pass
+//   writing them as int64), after the pass kernel kept its ranks and out digits packed
+//   (two and four to a register): 384 x 16 at 3 blocks/SM 8.94 ms, against 9.78 at 2 (and
+//   9.70 at 2 unpacked, the former default); 384 x 18 at 3 8.87 (slower at 2^20: 0.089 ms
+//   against 0.083); 320 x 20 at 3 8.92; 256 x 24 at 3 9.03; 384 x 20 at 2 9.27; 448 x 18
+//   at 2 9.30; 384 x 14 at 3 9.15. Keys alone: 384 x 19 at 3 stays best (6.88 ms; 256 x 20
+//   6.93, 384 x 19 at 2 7.92, 512 x 14 at 2 8.04).
 // Ranking by 8 ballots: 6.09 ms on uniform keys (7.09 before the ballot combination
 // peers &= ~(vote ^ ones) and the 32-bit scatter) against 10.8 with match.any, which is
 // faster only when a warp holds few distinct digits (constant keys 4.10 against 6.97).
@@ -79,8 +86,8 @@ struct onesweep_policy {
   static constexpr onesweep_ranking ranking = onesweep_ranking::ballot;
   // Resident blocks per SM the register allocation must allow (the look-back's waiting
   // is hidden only by other resident blocks): 3 (at most 56 registers for 384 threads,
-  // 85 for 256); pairs of 4-byte keys and values keep 16 items at 2 (85 registers).
-  static constexpr int min_blocks_per_sm = !wide && ValueBytes > 0 ? 2 : 3;
+  // 85 for 256).
+  static constexpr int min_blocks_per_sm = 3;
   // The up-front histogram: a chunk of threads x items keys per block and round, one
   // block per SM (its column counters take up to 128 KB of shared memory).
   static constexpr int histogram_threads = 1024;
@@ -129,8 +136,8 @@ inline constexpr int onesweep_min_registers = 56;
 // ignore it, as it did on sm_75 for 2 or 3 blocks of 384 threads: Turing holds 1024
 // threads and 64 KB per SM). Resulting min_blocks_per_sm (4-byte keys / pairs with 4-byte
 // values / 8-byte keys or values / 1- and 2-byte keys alone):
-//   90, 100, 80:   3 / 2 / 3 / 3 (the sm_90 values)
-//   86, 89, 120:   2 / 2 / 2 / 3 (100 KB per SM holds two 43 KB or 35 KB blocks, not three)
+//   90, 100, 80:   3 / 3 / 3 / 3 (the sm_90 values)
+//   86, 89, 120:   2 / 2 / 2 / 3 (100 KB per SM holds two 43, 39 or 35 KB blocks, not three)
 //   75:            1 / 1 / 1 / 2 (64 KB per SM holds one; 1024 threads two of 384)
 template <int KeyBytes, int ValueBytes, int Family>
 struct onesweep_family_policy : onesweep_policy<KeyBytes, ValueBytes> {
@@ -277,11 +284,43 @@ struct onesweep_pass_params {
   Bits* keys_out;             // null: the pass's keys are not needed (argsort's last pass)
   const Value* values_in;     // null: the values are the input positions (argsort's first pass)
   Value* values_out;
+  // Non-null (4-byte values only: argsort's last pass into 64-bit indices): the values are
+  // written here, zero-extended, instead of to values_out.
+  std::uint64_t* values_out_wide;
   std::int64_t n;
   digit_extractor<Bits, IsFloat> digit;
   const std::uint64_t* bins;  // this pass's 256 global digit starts
   digit_state state;
   unsigned long long* ticket;
+};
+
+// N small unsigned numbers (each < 2^Bits) held in registers by one thread, 32 / Bits to a
+// register when Packed (a shift and a mask more per access, fewer registers), one each
+// otherwise. Indices must be compile-time constants after unrolling, as for any array
+// meant to stay in registers.
+template <int N, int Bits, bool Packed>
+struct register_uints {
+  static constexpr int per_word = Packed ? 32 / Bits : 1;
+  std::uint32_t words[(N + per_word - 1) / per_word];
+
+  __device__ __forceinline__ void clear() {
+#pragma unroll
+    for (int w = 0; w < (N + per_word - 1) / per_word; ++w) words[w] = 0;
+  }
+  __device__ __forceinline__ void set(int i, std::uint32_t v) {  // after clear(), once per i
+    if constexpr (Packed) {
+      words[i / per_word] |= v << (Bits * (i % per_word));
+    } else {
+      words[i] = v;
+    }
+  }
+  [[nodiscard]] __device__ __forceinline__ std::uint32_t get(int i) const {
+    if constexpr (Packed) {
+      return (words[i / per_word] >> (Bits * (i % per_word))) & ((1u << Bits) - 1u);
+    } else {
+      return words[i];
+    }
+  }
 };
 
 // The lanes of the warp that hold the same digit as this lane (digit == radix: no key).
@@ -352,8 +391,7 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
   const int tile_n = left < tile_items ? static_cast<int>(left) : tile_items;
   const bool full_tile = tile_n == tile_items;
 
-  // a. Load, warp-striped. slot[i]: the item's digit (radix: no key, past the end), later
-  //    its rank inside the tile.
+  // a. Load, warp-striped. slot[i]: the item's digit (radix: no key, past the end).
   const int warp_first = warp * 32 * items;
   Bits keys[items];
   unsigned slot[items];
@@ -417,6 +455,15 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
   //    digit (one atomicAdd), and each lane's rank is that offset plus the peers below it.
   //    Slots in order, lanes in order: equal digits keep their input order (stable).
   const unsigned lanes_below = (1u << lane) - 1u;
+  // The items' ranks, kept for the values (the pairs kernel holds them, the values and
+  // the out digits across the look-back and the keys' scatter). With 4-byte values they
+  // are packed, two ranks and four out digits to a register: that is what fits 384 x 16
+  // pairs in the 56 registers of 3 blocks per SM (8.94 ms at 2^28 on an H200, against 9.70
+  // at 2 blocks unpacked). With 8-byte values (256 threads, 85 registers) packing only
+  // adds instructions (uint32 keys with uint64 values 3.21 against 3.09 ms at 2^26).
+  constexpr bool packed = sizeof(Value) <= 4;  // keys alone: the ranks are not kept
+  register_uints<items, 16, packed> ranks;
+  ranks.clear();
   const auto rank = [&](auto partial) {
     constexpr bool is_partial = decltype(partial)::value;
 #pragma unroll
@@ -429,8 +476,9 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
         first = atomicAdd(&s.warp_offsets[warp][digit], static_cast<unsigned>(__popc(peers)));
       }
       first = __shfl_sync(detail::full_warp_mask, first, leader);
-      slot[i] = first + static_cast<unsigned>(__popc(peers & lanes_below));
-      if (!is_partial || digit < radix) s.exchange.keys[slot[i]] = keys[i];
+      const unsigned rank = first + static_cast<unsigned>(__popc(peers & lanes_below));
+      ranks.set(i, rank);
+      if (!is_partial || digit < radix) s.exchange.keys[rank] = keys[i];
       __syncwarp();  // this slot's offset update comes before the next slot's, whichever lane leads
     }
   };
@@ -479,37 +527,31 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
   //    tile of a sort of fewer than 2^31 keys) has no bounds checks and 32-bit
   //    destinations. Pairs take the general path: keeping the values' destinations in
   //    registers took the pairs kernel from 72 to 80 registers and 9.97 to 10.7 ms at 2^28.
-  if (!has_values && full_tile && narrow) {
-    std::int32_t destination[items];
+  if constexpr (!has_values) {
+    if (full_tile && narrow) {
 #pragma unroll
-    for (int k = 0; k < items; ++k) {
-      const int position = k * threads + tid;
-      const Bits key = s.exchange.keys[position];
-      destination[k] = s.global_base.narrow[p.digit(key)] + position;
-      if (p.keys_out != nullptr) p.keys_out[destination[k]] = key;
+      for (int k = 0; k < items; ++k) {
+        const int position = k * threads + tid;
+        const Bits key = s.exchange.keys[position];
+        if (p.keys_out != nullptr) p.keys_out[s.global_base.narrow[p.digit(key)] + position] = key;
+      }
+      return;
     }
-    if constexpr (has_values) {
-      __syncthreads();  // every key is out of the exchange buffer
-#pragma unroll
-      for (int i = 0; i < items; ++i) s.exchange.values[slot[i]] = values[i];
-      __syncthreads();
-#pragma unroll
-      for (int k = 0; k < items; ++k) p.values_out[destination[k]] = s.exchange.values[k * threads + tid];
-    }
-    return;
   }
   const auto base_of = [&](unsigned digit) -> std::int64_t {
     return narrow ? std::int64_t{s.global_base.narrow[digit]} : s.global_base.wide[digit];
   };
-  unsigned out_digits[items];
+  // The digits of the items this thread writes, kept for the values' scatter.
+  register_uints<items, digit_bits, packed> out_digits;
+  out_digits.clear();
 #pragma unroll
   for (int k = 0; k < items; ++k) {
     const int position = k * threads + tid;
-    out_digits[k] = 0;
     if (position < tile_n) {
       const Bits key = s.exchange.keys[position];
-      out_digits[k] = p.digit(key);
-      if (p.keys_out != nullptr) p.keys_out[base_of(out_digits[k]) + position] = key;
+      const unsigned digit = p.digit(key);
+      out_digits.set(k, digit);
+      if (p.keys_out != nullptr) p.keys_out[base_of(digit) + position] = key;
     }
   }
   if constexpr (has_values) {
@@ -517,14 +559,23 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
 #pragma unroll
     for (int i = 0; i < items; ++i) {
       const int position = warp_first + i * 32 + lane;
-      if (position < tile_n) s.exchange.values[slot[i]] = values[i];
+      if (position < tile_n) s.exchange.values[ranks.get(i)] = values[i];
     }
     __syncthreads();
+    const auto scatter_values = [&](auto* out) {
 #pragma unroll
-    for (int k = 0; k < items; ++k) {
-      const int position = k * threads + tid;
-      if (position < tile_n) p.values_out[base_of(out_digits[k]) + position] = s.exchange.values[position];
+      for (int k = 0; k < items; ++k) {
+        const int position = k * threads + tid;
+        if (position < tile_n) out[base_of(out_digits.get(k)) + position] = s.exchange.values[position];
+      }
+    };
+    if constexpr (sizeof(Value) == 4) {
+      if (p.values_out_wide != nullptr) {
+        scatter_values(p.values_out_wide);
+        return;
+      }
     }
+    scatter_values(p.values_out);
   }
 }
 
@@ -595,6 +646,7 @@ template <class policy, class Tuning, class Bits, bool IsFloat, class Value>
         .keys_out = key_buffers.destination(pass),
         .values_in = has_values ? value_buffers.source(pass) : nullptr,
         .values_out = has_values ? value_buffers.destination(pass) : nullptr,
+        .values_out_wide = pass == passes - 1 ? r.values_out_wide : nullptr,
         .n = n,
         .digit = {r.transform, r.plan.shift(pass), r.plan.mask(pass)},
         .bins = bins + static_cast<std::size_t>(pass) * radix,
