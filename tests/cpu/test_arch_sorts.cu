@@ -83,7 +83,8 @@ TEST(arch_sorts, RadixOnesweepBlocksPerFamily) {
   expect_onesweep<4, 0>(3, 2, 1);
   expect_onesweep<4, 4>(3, 2, 1);
   expect_onesweep<8, 0>(3, 2, 1);
-  expect_onesweep<8, 8>(3, 2, 1);
+  expect_onesweep<8, 8>(2, 2, 1);
+  expect_onesweep<8, 4>(3, 2, 1);
   expect_onesweep<4, 8>(3, 2, 1);
   expect_onesweep<1, 0>(3, 3, 2);
   expect_onesweep<2, 0>(3, 3, 2);

@@ -72,6 +72,15 @@ enum class onesweep_ranking {
 //   against 0.083); 320 x 20 at 3 8.92; 256 x 24 at 3 9.03; 384 x 20 at 2 9.27; 448 x 18
 //   at 2 9.30; 384 x 14 at 3 9.15. Keys alone: 384 x 19 at 3 stays best (6.88 ms; 256 x 20
 //   6.93, 384 x 19 at 2 7.92, 512 x 14 at 2 8.04).
+//   8-byte keys or values, the same GPU and day, 2^26 uniform (the former shape for all
+//   three: 256 x 12 at 3 blocks/SM):
+//     float keys + 8-byte values: 256 x 14 at 3 3.09 ms (256 x 12 3.23; 384 x 10 at 3 3.13;
+//       256 x 16 at 2 3.15; 256 x 16 at 3 spills, 3.36);
+//     8-byte keys + 4-byte values: 256 x 16 at 3 5.70 ms (256 x 12 6.24; at 2 5.75; 256 x
+//       14 5.90; 384 x 10 at 3 5.85);
+//     8-byte keys + 8-byte values: 256 x 16 at 2 6.78 ms (256 x 12 at 3 7.39; 384 x 10 at 2
+//       6.83; 256 x 14 at 3 7.13; 256 x 16 at 3 spills, 7.65).
+//   8-byte keys alone and 1- or 2-byte keys with 8-byte values keep 256 x 12 (not measured).
 // Ranking by 8 ballots: 6.09 ms on uniform keys (7.09 before the ballot combination
 // peers &= ~(vote ^ ones) and the 32-bit scatter) against 10.8 with match.any, which is
 // faster only when a warp holds few distinct digits (constant keys 4.10 against 6.97).
@@ -81,13 +90,18 @@ template <int KeyBytes, int ValueBytes = 0>
 struct onesweep_policy {
   static constexpr bool wide = KeyBytes >= 8 || ValueBytes >= 8;
   static constexpr int block_threads = wide ? 256 : 384;
-  static constexpr int items_per_thread = wide ? 12 : (ValueBytes > 0 ? 16 : 19);
+  static constexpr int items_per_thread = [] {
+    if (!wide) return ValueBytes > 0 ? 16 : 19;
+    if (KeyBytes == 8 && ValueBytes > 0) return 16;
+    if (KeyBytes == 4 && ValueBytes == 8) return 14;
+    return 12;
+  }();
   static constexpr int tile_items = block_threads * items_per_thread;
   static constexpr onesweep_ranking ranking = onesweep_ranking::ballot;
   // Resident blocks per SM the register allocation must allow (the look-back's waiting
   // is hidden only by other resident blocks): 3 (at most 56 registers for 384 threads,
-  // 85 for 256).
-  static constexpr int min_blocks_per_sm = 3;
+  // 85 for 256); 8-byte keys with 8-byte values 2 (16 items of each: 127 registers).
+  static constexpr int min_blocks_per_sm = KeyBytes == 8 && ValueBytes == 8 ? 2 : 3;
   // The up-front histogram: a chunk of threads x items keys per block and round, one
   // block per SM (its column counters take up to 128 KB of shared memory).
   static constexpr int histogram_threads = 1024;
