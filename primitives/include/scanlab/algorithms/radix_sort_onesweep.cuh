@@ -405,32 +405,32 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
   const int tile_n = left < tile_items ? static_cast<int>(left) : tile_items;
   const bool full_tile = tile_n == tile_items;
 
-  // a. Load, warp-striped. slot[i]: the item's digit (radix: no key, past the end).
+  // a. Load, warp-striped. item_digits[i]: item i's digit (radix: no key, past the end).
   const int warp_first = warp * 32 * items;
   Bits keys[items];
-  unsigned slot[items];
+  unsigned item_digits[items];
 #pragma unroll
   for (int i = 0; i < items; ++i) {
     const int position = warp_first + i * 32 + lane;
     if (full_tile || position < tile_n) {
       keys[i] = p.keys_in[tile_base + position];
-      slot[i] = p.digit(keys[i]);
+      item_digits[i] = p.digit(keys[i]);
     } else {
       keys[i] = Bits{0};
-      slot[i] = radix;
+      item_digits[i] = radix;
     }
   }
 
   // b. Per-warp digit counts. A run of equal digits in a thread's items is added once
   //    (sorted and low-entropy data then do not serialise on one counter).
   {
-    unsigned run_digit = slot[0];
+    unsigned run_digit = item_digits[0];
     std::uint32_t run_length = 0;
 #pragma unroll
     for (int i = 0; i < items; ++i) {
-      if (slot[i] != run_digit) {
+      if (item_digits[i] != run_digit) {
         if (run_digit < radix) atomicAdd(&s.warp_offsets[warp][run_digit], run_length);
-        run_digit = slot[i];
+        run_digit = item_digits[i];
         run_length = 0;
       }
       ++run_length;
@@ -482,7 +482,7 @@ __global__ void __launch_bounds__(arch::active_policy<Tuning>::block_threads,
     constexpr bool is_partial = decltype(partial)::value;
 #pragma unroll
     for (int i = 0; i < items; ++i) {
-      const unsigned digit = slot[i];
+      const unsigned digit = item_digits[i];
       const unsigned peers = digit_peers<Ranking, is_partial>(digit);
       const int leader = __ffs(static_cast<int>(peers)) - 1;
       unsigned first = 0;
