@@ -62,7 +62,8 @@ gpu_report run(const io::host_array& x, const segments& segs, const gpu_request&
   const std::int64_t num_segments = by_offsets ? static_cast<std::int64_t>(segs.offsets.size()) - 1 : 0;
   // The kind of scan: an inclusive scan without an initial value keeps to that where the
   // result is in the data's type; elsewhere the identity seeds it (exact: integers).
-  const bool has_init = request.exclusive || request.init.has_value() || !std::is_same_v<Acc, T>;
+  constexpr bool in_type = std::is_same_v<Acc, T>;
+  const bool has_init = request.exclusive || request.init.has_value() || !in_type;
   const Acc init = request.init ? request.init->as<Acc>()[0] : ops::identity<Acc>(Op);
   const bool with_cub = request.compare || request.bench;
 
@@ -77,25 +78,31 @@ gpu_report run(const io::host_array& x, const segments& segs, const gpu_request&
   const K* keys = d_keys.data();
   const std::int64_t* offsets = d_offsets.data();
 
+  // The forms without an initial value accumulate in T, so they are compiled only where the
+  // result is in T (elsewhere has_init holds): no kernel that cannot run is built.
   const auto ours = [&](void* temp, std::size_t& bytes, cudaStream_t s) -> cudaError_t {
     Acc* out = d_out.data();
     if (by_key) {
       if (request.exclusive) return scanlab::exclusive_scan_by_key(temp, bytes, keys, in, out, n, init, op, s);
-      if (has_init) return scanlab::inclusive_scan_by_key_init(temp, bytes, keys, in, out, n, init, op, s);
-      return scanlab::inclusive_scan_by_key(temp, bytes, keys, in, out, n, op, s);
+      if constexpr (in_type) {
+        if (!has_init) return scanlab::inclusive_scan_by_key(temp, bytes, keys, in, out, n, op, s);
+      }
+      return scanlab::inclusive_scan_by_key_init(temp, bytes, keys, in, out, n, init, op, s);
     }
     if (by_offsets) {
       if (request.exclusive) {
         return scanlab::exclusive_segmented_scan(temp, bytes, in, out, n, num_segments, offsets, init, op, s);
       }
-      if (has_init) {
-        return scanlab::inclusive_segmented_scan_init(temp, bytes, in, out, n, num_segments, offsets, init, op, s);
+      if constexpr (in_type) {
+        if (!has_init) return scanlab::inclusive_segmented_scan(temp, bytes, in, out, n, num_segments, offsets, op, s);
       }
-      return scanlab::inclusive_segmented_scan(temp, bytes, in, out, n, num_segments, offsets, op, s);
+      return scanlab::inclusive_segmented_scan_init(temp, bytes, in, out, n, num_segments, offsets, init, op, s);
     }
     if (request.exclusive) return scanlab::exclusive_scan(temp, bytes, in, out, n, init, op, s);
-    if (has_init) return scanlab::inclusive_scan_init(temp, bytes, in, out, n, init, op, s);
-    return scanlab::inclusive_scan(temp, bytes, in, out, n, op, s);
+    if constexpr (in_type) {
+      if (!has_init) return scanlab::inclusive_scan(temp, bytes, in, out, n, op, s);
+    }
+    return scanlab::inclusive_scan_init(temp, bytes, in, out, n, init, op, s);
   };
 
   // CUB: the input as Acc; an inclusive scan by key with a user's initial value has no CUB form.
@@ -111,7 +118,7 @@ gpu_report run(const io::host_array& x, const segments& segs, const gpu_request&
       if (request.init) return cub::DeviceScan::InclusiveScanInit(temp, bytes, values, out, op, init, n, s);
       return cub::DeviceScan::InclusiveScan(temp, bytes, values, out, op, n, s);
     };
-    if constexpr (std::is_same_v<Acc, T>) {
+    if constexpr (in_type) {
       return call(in);
     } else {
       return call(thrust::make_transform_iterator(in, to_accumulator<Acc>{}));

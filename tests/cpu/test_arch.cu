@@ -105,8 +105,15 @@ TEST(arch, DefaultTablesFitEveryFamilyFloat) { check_tables<float>(); }
 TEST(arch, DefaultTablesFitEveryFamilyDouble) { check_tables<double>(); }
 TEST(arch, DefaultTablesFitEveryFamilyInt8) {
   using scan_t = scanlab::device::scan_tuning<std::int8_t>;
-  EXPECT_EQ((arch::policy_for<scan_t, 90>::items_per_thread), 128);
+  // Under 4 bytes: at most 64 items (a register each once unpacked), no tile loaded ahead.
+  EXPECT_EQ((arch::policy_for<scan_t, 90>::items_per_thread), 64);
   EXPECT_EQ((arch::policy_for<scan_t, 75>::items_per_thread), 64);
+  EXPECT_FALSE((arch::policy_for<scan_t, 90>::prefetch));
+  using scan16_t = scanlab::device::scan_tuning<std::int16_t>;
+  EXPECT_EQ((arch::policy_for<scan16_t, 90>::items_per_thread), 64);
+  EXPECT_EQ((arch::policy_for<scan16_t, 75>::items_per_thread), 32);
+  EXPECT_FALSE((arch::policy_for<scan16_t, 90>::prefetch));
+  EXPECT_TRUE((arch::policy_for<scanlab::device::scan_tuning<int>, 90>::prefetch));
 }
 
 // A single policy is every family's; the sizes that hold everywhere take the largest.

@@ -29,6 +29,15 @@
 //   * Other element sizes keep the same bytes per thread (an 8-byte type: 16 items).
 //     Types that are not a divisor or multiple of 16 bytes (e.g. 12-byte structs) use
 //     element-wise loads.
+//   * Types under 4 bytes are the exception: an item takes a 32-bit register once
+//     unpacked, so 128 int8 items a thread (twice, with prefetch) spilled 1480 bytes of
+//     stack and ran at 219 GB/s. They take at most 64 items and no prefetch (H200, 2^28 +
+//     12345 items, min scan, median of 15, L2 flushed; CUB's InclusiveScan: int8 0.529 ms):
+//
+//     int8:  256x128 prefetch (was) 2.451 ms, 256x64 0.395, 512x64 0.390, 128x64 (4/SM)
+//            0.396, 256x48 (3/SM) 0.407, 256x96 0.415, 256x32 0.512, 256x64 prefetch 0.496
+//     int16: 256x64 prefetch (was) 0.626 ms, 256x64 0.422, 256x32 (4/SM) 0.427, 256x32
+//            0.479, 256x64 at 3/SM 1.060
 
 #pragma once
 
@@ -56,12 +65,15 @@ inline constexpr int scan_chunk_items = (sizeof(T) < 16 && 16 % sizeof(T) == 0) 
 // The shape for a byte budget per thread: 256 threads, at least one chunk and a whole
 // number of chunks per thread, two resident blocks per SM (two tiles in registers with
 // prefetch: 128 registers per thread), one parked tile of the same size in shared memory.
+// Types under 4 bytes: at most 64 items (one register each) and no prefetch (above).
 template <class T, int BytesPerThread>
 struct scan_shape {
+  static constexpr bool narrow = sizeof(T) < 4;
   static constexpr int chunk = scan_chunk_items<T>;
-  static constexpr int raw_items = static_cast<int>(BytesPerThread / sizeof(T));
+  static constexpr int budget_items = static_cast<int>(BytesPerThread / sizeof(T));
+  static constexpr int raw_items = narrow && budget_items > 64 ? 64 : budget_items;
   static constexpr int items = raw_items < chunk ? chunk : raw_items / chunk * chunk;
-  using policy = scan_policy<256, (items > 0 ? items : 1), 2>;
+  using policy = scan_policy<256, (items > 0 ? items : 1), 2, !narrow>;
 };
 
 // The default tuning table (scanlab/arch.cuh): the Hopper shape above (128 bytes per thread,
