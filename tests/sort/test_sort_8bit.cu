@@ -1,11 +1,61 @@
-// Radix sort of 8-bit keys (uint8, int8), and the tests past 2^31 keys (*Large*): 8-bit
-// keys keep those within a few GB while every digit count and offset passes 2^31.
+// Radix sort of 8-bit keys (uint8, int8), their counting sort (keys alone on all bits), and
+// the tests past 2^31 keys (*Large*): 8-bit keys keep those within a few GB while every
+// digit count and offset passes 2^31.
 #include "sort/sort_test_common.cuh"
 
 namespace {
 
 SCANLAB_SORT_TESTS(sort_uint8, std::uint8_t)
 SCANLAB_SORT_TESTS(sort_int8, std::int8_t)
+
+// Keys alone on all 8 bits are a counting sort (radix_sort_onesweep.cuh: the counting fill,
+// 16-byte stores where the output is aligned): outputs at every offset from 16-byte
+// alignment, sizes around the 16-item chunks and a 4096-item block's share, both orders,
+// few-valued and full-range keys, against std::sort; the input is left as it was.
+template <class Key>
+void counting_fill_test() {
+  const std::uint64_t seed = scanlab::test::test_seed() + 21;
+  SCOPED_TRACE(scanlab::test::seed_trace(seed));
+  std::mt19937_64 rng(seed);
+  for (const std::int64_t n : scanlab::test::capped({0, 1, 2, 15, 16, 17, 31, 33, 4095, 4096, 4097, 1000003})) {
+    for (const int values : {3, 256}) {
+      std::vector<Key> keys(static_cast<std::size_t>(n));
+      for (auto& k : keys) k = static_cast<Key>(values == 256 ? rng() : rng() % 3 * 77);
+      const scanlab::device_buffer<Key> d_keys{std::span<const Key>(keys)};
+      scanlab::device_buffer<Key> d_out(n + 16);
+      for (const bool descending : {false, true}) {
+        std::vector<Key> want = keys;
+        if (descending) std::sort(want.begin(), want.end(), std::greater<Key>());
+        else std::sort(want.begin(), want.end());
+        for (const int offset : {0, 1, 5, 15}) {
+          SCOPED_TRACE("n " + std::to_string(n) + ", " + std::to_string(values) + " values, offset " +
+                       std::to_string(offset) + (descending ? ", descending" : ""));
+          scanlab::radix_sort_options o;
+          o.descending = descending;
+          std::size_t bytes = 0;
+          SCANLAB_CHECK(scanlab::radix_sort_keys(nullptr, bytes, d_keys.data(), d_out.data() + offset, n, o));
+          scanlab::device_buffer<unsigned char> temp(static_cast<std::int64_t>(std::max<std::size_t>(bytes, 1)));
+          temp.fill_bytes(0xa5);
+          d_out.fill_bytes(0x5a);
+          SCANLAB_CHECK(scanlab::radix_sort_keys(temp.data(), bytes, d_keys.data(), d_out.data() + offset, n, o));
+          SCANLAB_CHECK(cudaDeviceSynchronize());
+          const std::vector<Key> out = d_out.to_host();
+          ASSERT_TRUE(std::equal(want.begin(), want.end(), out.begin() + offset));
+          // Nothing written around the output.
+          for (int i = 0; i < offset; ++i) ASSERT_EQ(static_cast<unsigned char>(out[static_cast<std::size_t>(i)]), 0x5a);
+          for (std::int64_t i = offset + n; i < n + 16; ++i) {
+            ASSERT_EQ(static_cast<unsigned char>(out[static_cast<std::size_t>(i)]), 0x5a);
+          }
+        }
+      }
+      EXPECT_EQ(d_keys.to_host(), keys);
+    }
+  }
+}
+
+class sort_counting : public scanlab::test::gpu_test {};
+TEST_F(sort_counting, Uint8KeysEveryAlignment) { counting_fill_test<std::uint8_t>(); }
+TEST_F(sort_counting, Int8KeysEveryAlignment) { counting_fill_test<std::int8_t>(); }
 
 constexpr std::int64_t large_n = (std::int64_t{1} << 31) + (std::int64_t{1} << 29) + 1000003;  // not a tile multiple
 

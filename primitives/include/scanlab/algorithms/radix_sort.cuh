@@ -45,6 +45,8 @@
 //   onesweep   (default) one histogram pass over the keys, then one single-pass kernel
 //              per 8-bit digit: warp multi-split ranking, per-digit decoupled look-back
 //              between tiles, scatter through shared memory (radix_sort_onesweep.cuh).
+//              1-byte keys alone on all 8 bits are a counting sort there: the histogram's
+//              digit starts, then one kernel that writes each value's run.
 //   multipass  the classic three steps per digit, for teaching: block histograms, a
 //              device-wide exclusive scan of the digit-major counts (scanlab::exclusive_sum),
 //              a stable block-local sort by block-scan splits, a scatter
