@@ -692,10 +692,8 @@ template <class policy, class Tuning, class Bits, bool IsFloat, class Value>
   if (num_tiles > max_tiles) return cudaErrorInvalidValue;  // cannot happen: max_tiles is the most
 
   // 1-byte keys alone on all their bits take the counting fill (3'. above) for the passes.
-  bool counting = false;
-  if constexpr (sizeof(Bits) == 1 && !has_values && !IsFloat) {
-    counting = r.plan.begin_bit == 0 && r.plan.end_bit == 8 && r.keys_out != nullptr;
-  }
+  constexpr bool countable = sizeof(Bits) == 1 && !has_values && !IsFloat;
+  const bool counting = countable && r.plan.begin_bit == 0 && r.plan.end_bit == 8 && r.keys_out != nullptr;
 
   // Temp storage: [alternate keys][final keys, when the caller wants none][alternate values]
   // [cleared: global digit counts | tickets | digit state] (the counting fill: the counts).
@@ -743,7 +741,7 @@ template <class policy, class Tuning, class Bits, bool IsFloat, class Value>
                              bins));
 
   // 3'. 1-byte keys alone on all their bits: the runs, written from the digit starts.
-  if constexpr (sizeof(Bits) == 1 && !has_values && !IsFloat) {
+  if constexpr (countable) {
     if (counting) {
       const std::int64_t blocks = detail::ceil_div<std::int64_t>(detail::ceil_div<std::int64_t>(n, 16), 256);
       return detail::launch(counting_fill_kernel<Bits>, static_cast<unsigned>(blocks < 65536 ? blocks : 65536), 256, 0,
